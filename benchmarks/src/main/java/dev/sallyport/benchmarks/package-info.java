@@ -1,0 +1,2 @@
+/** Sallyport benchmarks. */
+package dev.sallyport.benchmarks;

@@ -1,0 +1,2 @@
+/** Sallyport ca. */
+package dev.sallyport.ca;

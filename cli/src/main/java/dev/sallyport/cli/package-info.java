@@ -1,0 +1,2 @@
+/** Sallyport cli. */
+package dev.sallyport.cli;

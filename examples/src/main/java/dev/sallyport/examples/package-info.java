@@ -1,0 +1,2 @@
+/** Sallyport examples. */
+package dev.sallyport.examples;

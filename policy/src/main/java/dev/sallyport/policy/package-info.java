@@ -1,0 +1,2 @@
+/** Sallyport policy. */
+package dev.sallyport.policy;

@@ -1,0 +1,2 @@
+/** Sallyport proxy. */
+package dev.sallyport.proxy;

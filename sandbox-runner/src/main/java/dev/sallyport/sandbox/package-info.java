@@ -1,0 +1,2 @@
+/** Sallyport sandbox. */
+package dev.sallyport.sandbox;

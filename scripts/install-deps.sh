@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the Debian packages that the tests drive for real. Idempotent; needs root (CI runs as root).
+set -euo pipefail
+need=()
+for pair in curl:curl openssl:openssl bwrap:bubblewrap nft:nftables ip:iproute2 git:git mvn:maven; do
+  cmd=${pair%%:*}; pkg=${pair##*:}
+  command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: missing ${need[*]} (expected: run as root, or 'sudo apt-get install ${need[*]}')" >&2
+    exit 1
+  fi
+  echo "install-deps: installing ${need[*]}" >&2
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi

@@ -1,0 +1,23 @@
+# Sourced by bin/sallyport, scripts/test and .ci/run: finds a JDK 25 or newer and exports JAVA_HOME.
+# Order: $SALLYPORT_JAVA_HOME, $JAVA_HOME, then every JDK under /usr/lib/jvm (newest first).
+sallyport_java_version() { # prints the feature version of the JDK at $1, or nothing
+  [ -x "$1/bin/java" ] && [ -x "$1/bin/javac" ] || return 0
+  "$1/bin/java" -XshowSettings:properties -version 2>&1 \
+    | sed -n 's/^ *java\.specification\.version = \([0-9]*\).*/\1/p' | head -n 1
+}
+
+sallyport_find_java() {
+  local c v
+  for c in "${SALLYPORT_JAVA_HOME:-}" "${JAVA_HOME:-}" $(ls -d /usr/lib/jvm/*/ 2>/dev/null | sort -rV); do
+    [ -n "$c" ] || continue
+    c=${c%/}
+    v=$(sallyport_java_version "$c")
+    if [ -n "$v" ] && [ "$v" -ge 25 ]; then
+      export JAVA_HOME="$c"
+      export PATH="$JAVA_HOME/bin:$PATH"
+      return 0
+    fi
+  done
+  echo "sallyport: no JDK 25 found (looked at \$SALLYPORT_JAVA_HOME, \$JAVA_HOME and /usr/lib/jvm/*; expected: a JDK 25 or newer, e.g. 'apt-get install temurin-25-jdk' from the Adoptium repository, then set SALLYPORT_JAVA_HOME to its folder)" >&2
+  return 1
+}

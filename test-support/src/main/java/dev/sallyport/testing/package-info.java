@@ -1,0 +1,2 @@
+/** Sallyport testing. */
+package dev.sallyport.testing;
