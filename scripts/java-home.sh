@@ -15,6 +15,7 @@ sallyport_find_java() {
     if [ -n "$v" ] && [ "$v" -ge 25 ]; then
       export JAVA_HOME="$c"
       export PATH="$JAVA_HOME/bin:$PATH"
+      export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"
       return 0
     fi
   done
