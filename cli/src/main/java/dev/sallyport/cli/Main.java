@@ -1,7 +1,31 @@
 package dev.sallyport.cli;
 
+import java.io.PrintWriter;
+
+import picocli.CommandLine;
+
+/** Entry point of the one {@code sallyport} command: builds the picocli tree and maps failures to exit codes. */
 public final class Main {
+
+    private Main() {}
+
     public static void main(String[] args) {
-        System.out.println("sallyport");
+        int code = run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args);
+        System.exit(code);
+    }
+
+    /** Runs one command line with the given writers; returns the exit code (0 ok, 1 runtime failure, 2 usage). */
+    public static int run(PrintWriter out, PrintWriter err, String... args) {
+        CommandLine cli = commandLine(out, err);
+        return cli.execute(args);
+    }
+
+    static CommandLine commandLine(PrintWriter out, PrintWriter err) {
+        CommandLine cli = new CommandLine(new SallyportCommand());
+        cli.setOut(out);
+        cli.setErr(err);
+        cli.setExecutionExceptionHandler(new FailureHandler());
+        cli.setParameterExceptionHandler(new UsageHandler());
+        return cli;
     }
 }

@@ -1,2 +1,0 @@
-/** Sallyport examples. */
-package dev.sallyport.examples;
