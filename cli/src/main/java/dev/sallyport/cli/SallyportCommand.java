@@ -12,6 +12,7 @@ import picocli.CommandLine.Command;
             ProxyCommand.class,
             CaCommand.class,
             PolicyCommand.class,
+            AuditCommand.class,
         })
 public final class SallyportCommand implements Runnable {
 
