@@ -91,6 +91,7 @@ public final class LeafMinter implements AutoCloseable {
      * The certificate for {@code hostOrIp}: from the cache, joining a mint in flight, or minted on the executor.
      * Never blocks. An invalid name, a closed minter or a signing failure completes the future exceptionally
      * (with a one-line message); failures are not cached. Cancelling the returned future does not affect others.
+     * The future may complete on the signing executor's thread: an event loop should hop back before using it.
      *
      * @param hostOrIp a host name (case and one trailing dot ignored) or an IP literal (IPv6 optionally bracketed)
      */

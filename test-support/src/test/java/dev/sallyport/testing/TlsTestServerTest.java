@@ -35,6 +35,30 @@ class TlsTestServerTest {
             assertThat(r.body()).isEqualTo("upstream says hi");
             assertThat(server.requests()).singleElement().asString().startsWith("GET /x HTTP/1.1\r\n");
             assertThat(server.address().getAddress().isLoopbackAddress()).isTrue();
+            assertThat(server.serverNames()).containsExactly(""); // no SNI for an IP literal
+        }
+    }
+
+    @Test
+    void readsRequestBodiesAndSeesSni() throws Exception {
+        TestPki pki = TestPki.create();
+        TestPki.Issued issued = pki.issue("upstream.example.test");
+        try (TlsTestServer server = TlsTestServer.start(issued.key(), issued.chain(), "ok")) {
+            SSLContext context = trusting(pki.root());
+            try (javax.net.ssl.SSLSocket socket = (javax.net.ssl.SSLSocket) context.getSocketFactory()
+                    .createSocket(java.net.InetAddress.getLoopbackAddress(), server.port())) {
+                var params = socket.getSSLParameters();
+                params.setServerNames(List.of(new javax.net.ssl.SNIHostName("upstream.example.test")));
+                params.setEndpointIdentificationAlgorithm("HTTPS");
+                socket.setSSLParameters(params);
+                socket.getOutputStream().write(("POST /p HTTP/1.1\r\nHost: upstream.example.test\r\n"
+                        + "Content-Length: 5\r\n\r\nhello").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                String response = new String(socket.getInputStream().readAllBytes(),
+                        java.nio.charset.StandardCharsets.US_ASCII);
+                assertThat(response).startsWith("HTTP/1.1 200 OK\r\n").endsWith("\r\n\r\nok");
+            }
+            assertThat(server.bodies()).singleElement().isEqualTo("hello".getBytes());
+            assertThat(server.serverNames()).containsExactly("upstream.example.test");
         }
     }
 
