@@ -170,13 +170,13 @@ public final class CertificateAuthority {
                 throw refuse(existing);
             }
         }
-        CertificateAuthority ca = create(name, type, Duration.ofDays(days), clock, dir.toString());
         try {
             SecureFiles.createPrivateDirectories(dir);
         } catch (IOException e) {
             throw new CaException("CA folder " + dir + ": cannot create (" + Pem.oneLine(e)
                     + ") (expected: a writable folder)", e);
         }
+        CertificateAuthority ca = create(name, type, Duration.ofDays(days), clock, dir.toString());
         write(keyFile, Pem.privateKey(ca.key), SecureFiles.OWNER_RW);
         try {
             write(certFile, Pem.certificate(ca.certificate), SecureFiles.PUBLIC_READ);
