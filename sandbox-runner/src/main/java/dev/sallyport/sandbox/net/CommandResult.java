@@ -8,6 +8,9 @@ public record CommandResult(int exit, String stdout, String stderr) {
         String text = stderr.isBlank() ? stdout : stderr;
         String trimmed = text.strip();
         int newline = trimmed.indexOf('\n');
+        if (trimmed.isEmpty()) {
+            return "(no output)";
+        }
         return newline < 0 ? trimmed : trimmed.substring(0, newline);
     }
 }
