@@ -119,10 +119,11 @@ public final class VmRunner {
             return;
         }
         Matcher matcher = BRIDGE.matcher(result.stdout());
+        String actual = matcher.find() ? matcher.group(1) : "(none)";
         String expected = spec.network().bridgeName();
-        if (!matcher.find() || !matcher.group(1).equals(expected)) {
+        if (!actual.equals(expected)) {
             throw new VmRunException("network " + spec.network().networkName() + ": nerdctl uses bridge '"
-                    + (matcher.find(0) ? matcher.group(1) : "?") + "' (expected: '" + expected
+                    + actual + "' (expected: '" + expected
                     + "', the name the firewall rules key on; this nerdctl version names bridges differently)");
         }
     }

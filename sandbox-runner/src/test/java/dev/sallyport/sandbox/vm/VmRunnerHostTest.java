@@ -130,6 +130,26 @@ class VmRunnerHostTest {
         }
     }
 
+    @Test
+    void aNerdctlThatNamesBridgesDifferentlyStopsTheRunBeforeAnyContainer() throws Exception {
+        Files.writeString(dir.resolve("state/old-naming"), "");
+        RunMarkers markers = new RunMarkers(dir.resolve("markers"));
+        try {
+            VmRunner runner = new VmRunner(spec(List.of("true")), SHELL, markers,
+                    new PrintStream(OutputStream.nullOutputStream()));
+
+            assertThatThrownBy(() -> runner.execute(ProxyHook.EXTERNAL))
+                    .isInstanceOf(VmRunException.class)
+                    .hasMessage("network " + network.networkName() + ": nerdctl uses bridge 'nerdctl1' (expected: '"
+                            + network.bridgeName() + "', the name the firewall rules key on; this nerdctl version "
+                            + "names bridges differently)");
+            assertThat(Files.readAllLines(dir.resolve("state/calls.log"))).noneMatch(call -> call.startsWith("run "));
+            assertNothingLeft(markers);
+        } finally {
+            cleanupQuietly();
+        }
+    }
+
     private void assertNothingLeft(RunMarkers markers) throws Exception {
         CommandResult tables = SHELL.capture(HostCommand.of("nft", "list", "tables"));
         assertThat(tables.stdout()).doesNotContain(network.tableName());

@@ -15,7 +15,7 @@ case "$1 $2" in
   "network inspect")
     for last; do :; done
     printf '[{"name":"%s","plugins":[{"type":"bridge","bridge":"%s","isGateway":true,"ipMasq":false}]}]\n' \
-      "$last" "$(bridge_of "$last")"
+      "$last" "$(if [ -e "$state/old-naming" ]; then echo nerdctl1; else bridge_of "$last"; fi)"
     exit 0;;
   "network rm")
     ip link del dev "$(bridge_of "$3")" 2>/dev/null; rm -f "$state/$3.gw"; exit 0;;
