@@ -3,7 +3,7 @@
 set -euo pipefail
 need=()
 for pair in curl:curl openssl:openssl bwrap:bubblewrap nft:nftables ip:iproute2 git:git mvn:maven \
-    python3:python3 sysctl:procps; do
+    python3:python3 sysctl:procps /usr/lib/cni/bridge:containernetworking-plugins; do
   cmd=${pair%%:*}; pkg=${pair##*:}
   command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
 done

@@ -26,13 +26,14 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@link VmRunner} end to end on this host, with nerdctl replaced by a script (nerdctl cannot be installed here)
- * whose "containers" are network namespaces attached to the bridge by a veth pair, as CNI does. The bridge,
+ * whose "containers" are network namespaces attached to the bridge by CNI's own bridge plugin. The bridge,
  * the nftables table, the proxy on the gateway, the probe and its parsing, the exit status and the teardown are
  * the real runner's.
  */
@@ -40,8 +41,11 @@ class VmRunnerHostTest {
 
     static final HostShell SHELL = new HostShell(Duration.ofSeconds(30));
 
+    static final Path IP_FORWARD = Path.of("/proc/sys/net/ipv4/ip_forward");
+
     @TempDir
     Path dir;
+    String forwardBefore;
     Path nerdctl;
     SandboxNetwork network;
 
@@ -51,10 +55,15 @@ class VmRunnerHostTest {
         for (String tool : List.of("ip", "nft", "bash", "sha256sum", "sysctl")) {
             assumeTrue(Executables.find(tool).isPresent(), "needs " + tool);
         }
+        Path cni = List.of(Path.of("/usr/lib/cni"), Path.of("/opt/cni/bin")).stream()
+                .filter(d -> Files.isExecutable(d.resolve("bridge"))).findFirst().orElse(null);
+        assumeTrue(cni != null, "needs CNI's bridge plugin: apt-get install containernetworking-plugins");
+        forwardBefore = Files.readString(IP_FORWARD).strip();
         Path state = Files.createDirectories(dir.resolve("state"));
         String script;
         try (InputStream in = getClass().getResourceAsStream("fake-nerdctl.sh")) {
-            script = new String(in.readAllBytes(), StandardCharsets.UTF_8).replace("@STATE@", state.toString());
+            script = new String(in.readAllBytes(), StandardCharsets.UTF_8).replace("@STATE@", state.toString())
+                    .replace("@CNI@", cni.toString());
         }
         nerdctl = dir.resolve("nerdctl");
         Files.writeString(nerdctl, script);
@@ -67,6 +76,13 @@ class VmRunnerHostTest {
         }
         network = new SandboxNetwork("e" + Integer.toHexString(ThreadLocalRandom.current().nextInt(1 << 24)),
                 subnet, 3128);
+    }
+
+    @AfterEach
+    void restoreForwarding() throws Exception {
+        if (forwardBefore != null) {
+            Files.writeString(IP_FORWARD, forwardBefore);  // CNI's bridge plugin (isGateway) turns it on
+        }
     }
 
     NerdctlSpec spec(List<String> command) throws Exception {

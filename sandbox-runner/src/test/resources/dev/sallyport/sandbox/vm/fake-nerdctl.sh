@@ -1,16 +1,19 @@
 #!/bin/bash
 # Test stand-in for nerdctl (which this test machine cannot install): a "container" is a network namespace
-# attached to the sandbox bridge by a veth pair, exactly what CNI's bridge plugin does for nerdctl. Everything
-# else (bridge, nftables table, proxy, probe parsing, teardown) is the real runner. @STATE@ is replaced by the test.
+# attached to the sandbox bridge by CNI's own bridge plugin (host-local IPAM, isGateway, no ipMasq: the
+# conflist nerdctl writes), so the plugin's reuse of the runner's pre-made bridge is exercised for real.
+# Everything else (bridge, nftables table, proxy, probe parsing, teardown) is the real runner.
+# @STATE@ and @CNI@ are replaced by the test.
 set -u
 state=@STATE@
+cnidir=@CNI@
 { printf '%s' "$*" | tr '\n' ' '; echo; } >> "$state/calls.log"
 bridge_of() { printf 'br-%s' "$(printf %s "$1" | sha256sum | cut -c1-12)"; }
 case "$1 $2" in
   "network create")
     for last; do :; done
     prev=""
-    for a; do case "$prev" in --gateway) echo "$a" > "$state/$last.gw";; esac; prev=$a; done
+    for a; do case "$prev" in --gateway) echo "$a" > "$state/$last.gw";; --subnet) echo "$a" > "$state/$last.subnet";; esac; prev=$a; done
     exit 0;;
   "network inspect")
     for last; do :; done
@@ -37,22 +40,20 @@ while [ $# -gt 0 ]; do
 done
 shift   # the image
 gw=$(cat "$state/$net.gw")
-case "$name" in *-probe) host=3;; *) host=2;; esac
-addr="${gw%.*}.$host"
+subnet=$(cat "$state/$net.subnet")
 ns="spf-$$"
-veth="spf$$"
+conf='{"cniVersion":"1.0.0","name":"'"$net"'","type":"bridge","bridge":"'"$(bridge_of "$net")"'","isGateway":true,'
+conf=$conf'"ipMasq":false,"hairpinMode":true,"ipam":{"type":"host-local","routes":[{"dst":"0.0.0.0/0"}],'
+conf=$conf'"ranges":[[{"subnet":"'"$subnet"'","gateway":"'"$gw"'"}]],"dataDir":"'"$state/ipam"'"}}'
+cni() {
+  printf %s "$conf" | CNI_COMMAND=$1 CNI_CONTAINERID="$ns" CNI_NETNS="/var/run/netns/$ns" CNI_IFNAME=eth0 \
+    CNI_PATH="$cnidir" "$cnidir/bridge" > "$state/cni-$1.out" 2>&1
+}
 ip netns add "$ns"
-ip link add "$veth" type veth peer name "${veth}c"
-ip link set "${veth}c" netns "$ns"
-ip -n "$ns" link set "${veth}c" name eth0
-ip -n "$ns" addr add "$addr/24" dev eth0
-ip -n "$ns" link set eth0 up
 ip -n "$ns" link set lo up
-ip -n "$ns" route add default via "$gw"
-ip link set "$veth" master "$(bridge_of "$net")"
-ip link set "$veth" up
+if ! cni ADD; then cat "$state/cni-ADD.out" >&2; ip netns del "$ns"; exit 125; fi
 if [ -n "$entrypoint" ]; then ip netns exec "$ns" "$entrypoint" "$@"; else ip netns exec "$ns" "$@"; fi
 code=$?
-ip link del "$veth" 2>/dev/null
+cni DEL
 ip netns del "$ns"
 exit $code
