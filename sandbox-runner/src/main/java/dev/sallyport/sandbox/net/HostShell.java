@@ -39,7 +39,7 @@ public final class HostShell implements CommandRunner {
             if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 process.destroyForcibly();
                 throw new IOException(command.argv().getFirst() + ": still running after " + timeout
-                        + " (expected: to finish; command: " + command.toShell() + ")");
+                        + " (expected: to finish; command: " + command.toShell().lines().findFirst().orElse("") + ")");
             }
             CommandResult result = new CommandResult(process.exitValue(), text(out), text(err));
             if (result.exit() != 0 && !command.mayFail()) {

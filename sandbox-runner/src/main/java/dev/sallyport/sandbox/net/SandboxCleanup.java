@@ -73,8 +73,14 @@ public final class SandboxCleanup {
         return removals;
     }
 
-    private static boolean leftover(String name, String prefix, Set<String> live) {
-        return name.startsWith(prefix) && !live.contains(name.substring(prefix.length()));
+    /** {@code true} for our names ({@code sallyport-ID}, {@code sallyport-ID-probe}) whose run is not alive. */
+    static boolean leftover(String name, String prefix, Set<String> live) {
+        if (!name.startsWith(prefix)) {
+            return false;
+        }
+        String rest = name.substring(prefix.length());
+        int dash = rest.indexOf('-');
+        return !live.contains(dash < 0 ? rest : rest.substring(0, dash));
     }
 
     private List<String> listed(String... argv) throws IOException {

@@ -61,6 +61,14 @@ class SandboxCleanupTest {
     }
 
     @Test
+    void probeContainersOfLiveRunsAreNotLeftovers() {
+        assertThat(SandboxCleanup.leftover("sallyport-ab12-probe", "sallyport-", java.util.Set.of("ab12"))).isFalse();
+        assertThat(SandboxCleanup.leftover("sallyport-ab12-probe", "sallyport-", java.util.Set.of())).isTrue();
+        assertThat(SandboxCleanup.leftover("sallyport_ab12", "sallyport_", java.util.Set.of("ab12"))).isFalse();
+        assertThat(SandboxCleanup.leftover("other-ab12", "sallyport-", java.util.Set.of())).isFalse();
+    }
+
+    @Test
     void parsesNftTableListing() {
         assertThat(SandboxCleanup.parseTables("table ip nat\ntable inet sallyport_ab12\ntable inet filter\n"))
                 .containsExactly("sallyport_ab12", "filter");
