@@ -92,7 +92,7 @@ public final class NerdctlCommand {
                 "--network", spec.network().networkName(),
                 "--dns", "127.0.0.1",
                 "--user", spec.user().toString(),
-                "-w", SandboxEnvironment.WORKSPACE,
+                "-w", GuestEnvironment.WORKSPACE,
                 "--read-only",
                 "--tmpfs", "/tmp:rw,nosuid,nodev,mode=1777",
                 "--cap-drop", "ALL",
@@ -101,18 +101,18 @@ public final class NerdctlCommand {
                 "--memory", spec.limits().memory(),
                 "--cpus", spec.limits().cpus()));
         argv.add("--mount");
-        argv.add(bind(spec.workspace().toString(), SandboxEnvironment.WORKSPACE, false));
+        argv.add(bind(spec.workspace().toString(), GuestEnvironment.WORKSPACE, false));
         argv.add("--mount");
-        argv.add(bind(spec.trustBundle().toString(), SandboxEnvironment.GUEST_BUNDLE, true));
-        for (String distroBundle : SandboxEnvironment.DISTRO_BUNDLES) {
+        argv.add(bind(spec.trustBundle().toString(), GuestEnvironment.GUEST_BUNDLE, true));
+        for (String distroBundle : GuestEnvironment.DISTRO_BUNDLES) {
             argv.add("--mount");
             argv.add(bind(spec.trustBundle().toString(), distroBundle, true));
         }
         if (spec.javaTrustStore() != null) {
             argv.add("--mount");
-            argv.add(bind(spec.javaTrustStore().toString(), SandboxEnvironment.GUEST_TRUSTSTORE, true));
+            argv.add(bind(spec.javaTrustStore().toString(), GuestEnvironment.GUEST_TRUSTSTORE, true));
         }
-        for (Map.Entry<String, String> variable : SandboxEnvironment.of(spec).entrySet()) {
+        for (Map.Entry<String, String> variable : GuestEnvironment.of(spec).entrySet()) {
             argv.add("-e");
             argv.add(variable.getKey() + "=" + variable.getValue());
         }

@@ -10,7 +10,7 @@ import java.util.regex.Pattern;
 
 /**
  * Everything one VM-backend run needs. Paths are host paths; the guest sees them at fixed places
- * ({@link SandboxEnvironment}).
+ * ({@link GuestEnvironment}).
  *
  * @param network         the sandbox network (names, gateway, proxy port)
  * @param runtime         kata, runc or runsc

@@ -26,8 +26,13 @@ class NerdctlCommandTest {
             "-e", "https_proxy=http://10.213.7.1:3128",
             "-e", "ALL_PROXY=http://10.213.7.1:3128",
             "-e", "all_proxy=http://10.213.7.1:3128",
+            "-e", "GRPC_PROXY=http://10.213.7.1:3128",
+            "-e", "grpc_proxy=http://10.213.7.1:3128",
+            "-e", "BUNDLE_HTTP_PROXY=http://10.213.7.1:3128",
+            "-e", "BUNDLE_HTTPS_PROXY=http://10.213.7.1:3128",
             "-e", "NO_PROXY=localhost,127.0.0.1,::1",
             "-e", "no_proxy=localhost,127.0.0.1,::1",
+            "-e", "npm_config_noproxy=localhost,127.0.0.1,::1",
             "-e", "NODE_USE_ENV_PROXY=1",
             "-e", "npm_config_proxy=http://10.213.7.1:3128",
             "-e", "npm_config_https_proxy=http://10.213.7.1:3128",
@@ -119,7 +124,7 @@ class NerdctlCommandTest {
         assertThat(argv).contains("JAVA_TOOL_OPTIONS=-Dhttp.proxyHost=10.213.7.1 -Dhttp.proxyPort=3128"
                 + " -Dhttps.proxyHost=10.213.7.1 -Dhttps.proxyPort=3128 -Dhttp.nonProxyHosts=localhost|127.*|[::1]"
                 + " -Djavax.net.ssl.trustStore=/etc/sallyport/truststore.p12 -Djavax.net.ssl.trustStoreType=PKCS12"
-                + " -Djavax.net.ssl.trustStorePassword=changeit");
+                + " -Djavax.net.ssl.trustStorePassword=sallyport");
         int home = argv.indexOf("HOME=/tmp");
         assertThat(argv.subList(home + 1, argv.size())).containsExactly(
                 "-e", "A_KEY=ph-2", "-e", "GITHUB_TOKEN=sallyport-placeholder-1", "--", "debian:12", "npm", "test");

@@ -9,21 +9,24 @@ import java.util.SequencedMap;
  * gateway and at the trust bundle mounted at {@link #GUEST_BUNDLE}. Proxy variables are usability hints only: the
  * network enforces the route, so a tool that ignores them simply fails.
  */
-public final class SandboxEnvironment {
+public final class GuestEnvironment {
 
     /** Where the trust bundle (proxy CA + public roots) appears in the guest. */
     public static final String GUEST_BUNDLE = "/etc/sallyport/trust-bundle.pem";
     /** Where the PKCS12 trust store for JVMs appears in the guest. */
     public static final String GUEST_TRUSTSTORE = "/etc/sallyport/truststore.p12";
-    /** The password of that trust store; it protects nothing secret (public certificates only). */
-    public static final String TRUSTSTORE_PASSWORD = "changeit";
+    /**
+     * The password of that trust store; it protects nothing secret (public certificates only). The same as the
+     * process backend's, so one set of trust files serves both backends.
+     */
+    public static final String TRUSTSTORE_PASSWORD = "sallyport";
     /** Distribution bundle paths the trust bundle is also mounted over (Debian/Ubuntu/Alpine, RHEL/Fedora). */
     public static final List<String> DISTRO_BUNDLES = List.of(
             "/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt");
     /** Where the workspace is mounted and the workload starts. */
     public static final String WORKSPACE = "/workspace";
 
-    private SandboxEnvironment() {
+    private GuestEnvironment() {
     }
 
     /** The environment for {@code spec}, in a stable order; secrets (placeholders) come last, by name. */
@@ -38,8 +41,13 @@ public final class SandboxEnvironment {
         env.put("https_proxy", proxy);
         env.put("ALL_PROXY", proxy);
         env.put("all_proxy", proxy);
+        env.put("GRPC_PROXY", proxy);
+        env.put("grpc_proxy", proxy);
+        env.put("BUNDLE_HTTP_PROXY", proxy);
+        env.put("BUNDLE_HTTPS_PROXY", proxy);
         env.put("NO_PROXY", "localhost,127.0.0.1,::1");
         env.put("no_proxy", "localhost,127.0.0.1,::1");
+        env.put("npm_config_noproxy", "localhost,127.0.0.1,::1");
         env.put("NODE_USE_ENV_PROXY", "1");
         env.put("npm_config_proxy", proxy);
         env.put("npm_config_https_proxy", proxy);
