@@ -2,8 +2,14 @@
 # Installs the Debian packages that the tests drive for real. Idempotent; needs root (CI runs as root).
 set -euo pipefail
 need=()
-for pair in curl:curl openssl:openssl bwrap:bubblewrap nft:nftables ip:iproute2 git:git mvn:maven \
-    python3:python3 sysctl:procps /usr/lib/cni/bridge:containernetworking-plugins; do
+for pair in curl:curl openssl:openssl bwrap:bubblewrap nft:nftables ip:iproute2 git:git mvn:maven python3:python3 getent:libc-bin unshare:util-linux; do
+  cmd=${pair%%:*}; pkg=${pair##*:}
+  command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
+done
+
+# VM backend tests: sysctl (sandbox bridge setup), sha256sum, and CNI's bridge plugin (the stand-in nerdctl
+# attaches its network namespaces through it, as nerdctl does).
+for pair in sysctl:procps sha256sum:coreutils /usr/lib/cni/bridge:containernetworking-plugins; do
   cmd=${pair%%:*}; pkg=${pair##*:}
   command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
 done
