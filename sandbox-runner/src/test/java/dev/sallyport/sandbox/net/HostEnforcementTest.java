@@ -84,6 +84,8 @@ class HostEnforcementTest {
             lab.tcpBanner(Inet6Address.getByAddress(null, InetAddress.getByName("fe80::1").getAddress(),
                     NetworkInterface.getByName(bridge)), PROXY_PORT, "ipv6-proxy");
             lab.listenersIn(other, "tcp|" + neighbour.subnet().host(2) + "|" + PROXY_PORT + "|other-sandbox");
+            lab.listenersIn(guest, "tcp|" + sandbox.subnet().host(2) + "|" + OTHER_PORT + "|guest-service");
+            Map<String, String> inbound = Map.of("guest-service", "tcp|" + sandbox.subnet().host(2) + "|" + OTHER_PORT);
             lab.listenersIn(remote, "tcp|" + testHostLink.host(2) + "|" + PROXY_PORT + "|test-host",
                     "udp|" + testHostLink.host(2) + "|" + UDP_PORT + "|test-host-udp");
 
@@ -107,7 +109,12 @@ class HostEnforcementTest {
                     .as("without the table every destination answers (routes and forwarding work)")
                     .isEqualTo(expectedOpen);
 
+            assertThat(lab.probeFrom(other, inbound).results()).as("another sandbox reaches the guest without the table")
+                    .containsEntry("guest-service", "ok:guest-service");
+
             lab.run(sandbox.firewallCommand());
+            assertThat(lab.probeFrom(other, inbound).results().get("guest-service"))
+                    .as("nothing is routed into the sandbox (oifname drop)").isEqualTo("timeout");
             NetLab.Probed closed = lab.probeFrom(guest, targets);
             assertThat(closed.results()).as("with the table only the proxy answers")
                     .containsEntry("proxy", "ok:proxy").hasSize(targets.size());
