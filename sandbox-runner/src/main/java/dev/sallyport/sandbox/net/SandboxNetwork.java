@@ -1,0 +1,113 @@
+package dev.sallyport.sandbox.net;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.regex.Pattern;
+
+/**
+ * One sandbox's network: its names, its addresses and the host commands that build and remove it.
+ *
+ * <p>Order matters, and it is forced by nerdctl: {@code nerdctl network create} refuses a subnet that overlaps a
+ * live interface address, so the CNI network is declared first; then the runner creates the bridge itself under
+ * the exact name nerdctl's bridge plugin will use ({@code br-} + the first 12 hex digits of SHA-256 of the network
+ * name), gives it the gateway address, turns IPv6 off on it and loads the nftables table, all before any
+ * container exists. The proxy can then bind the gateway address; CNI's bridge plugin later reuses the bridge.
+ *
+ * @param id        short lowercase id shared by every name (container, network, table, bridge alias)
+ * @param subnet    the sandbox's IPv4 network; the gateway is its first address
+ * @param proxyPort the TCP port the proxy listens on at the gateway address
+ */
+public record SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort) {
+
+    /** Prefix of every name the runner creates (networks, containers, bridge aliases). */
+    public static final String NAME_PREFIX = "sallyport-";
+    /** Prefix of the runner's nftables tables (family inet). */
+    public static final String TABLE_PREFIX = "sallyport_";
+
+    private static final Pattern ID = Pattern.compile("[a-z0-9]{4,16}");
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    public SandboxNetwork {
+        if (!ID.matcher(id).matches()) {
+            throw new IllegalArgumentException("id: '" + id + "' (expected: 4..16 of [a-z0-9])");
+        }
+        if (proxyPort < 1 || proxyPort > 65535) {
+            throw new IllegalArgumentException("proxyPort: " + proxyPort + " (expected: 1..65535)");
+        }
+    }
+
+    /** A new network with a random id and a free /24 from {@link SubnetPool}. */
+    public static SandboxNetwork allocate(int proxyPort) throws IOException {
+        String id = HexFormat.of().formatHex(RANDOM.generateSeed(4));
+        return new SandboxNetwork(id, SubnetPool.pick(id, SubnetPool.inUse()), proxyPort);
+    }
+
+    /** The nerdctl network name, also the container name and the bridge's alias. */
+    public String networkName() {
+        return NAME_PREFIX + id;
+    }
+
+    /** The nftables table name (family {@code inet}). */
+    public String tableName() {
+        return TABLE_PREFIX + id;
+    }
+
+    /** The bridge interface name nerdctl's bridge plugin uses for {@link #networkName()}. */
+    public String bridgeName() {
+        return bridgeNameFor(networkName());
+    }
+
+    /** nerdctl's rule: {@code "br-" + hex(sha256(name))[:12]} (15 characters, the Linux limit). */
+    public static String bridgeNameFor(String nerdctlNetworkName) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256")
+                    .digest(nerdctlNetworkName.getBytes(StandardCharsets.UTF_8));
+            return "br-" + HexFormat.of().formatHex(digest).substring(0, 12);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 missing from the JDK", e);
+        }
+    }
+
+    /** The bridge's (and the proxy's) address. */
+    public String gateway() {
+        return subnet.gateway();
+    }
+
+    /** The proxy URL the guest is given. */
+    public String proxyUrl() {
+        return "http://" + gateway() + ":" + proxyPort;
+    }
+
+    /** The nftables table that confines this sandbox. */
+    public String ruleset() {
+        return NftRuleset.render(tableName(), bridgeName(), gateway(), proxyPort);
+    }
+
+    /** Creates the bridge with the gateway address, IPv6 off, tagged with our alias so cleanup can find it. */
+    public List<HostCommand> bridgeCommands() {
+        String bridge = bridgeName();
+        return List.of(
+                HostCommand.of("ip", "link", "add", "name", bridge, "type", "bridge"),
+                HostCommand.of("ip", "link", "set", "dev", bridge, "alias", networkName()),
+                HostCommand.of("sysctl", "-q", "-w", "net.ipv6.conf." + bridge + ".disable_ipv6=1"),
+                HostCommand.of("ip", "addr", "add", gateway() + "/" + subnet.prefix(), "dev", bridge),
+                HostCommand.of("ip", "link", "set", "dev", bridge, "up"));
+    }
+
+    /** Loads the nftables table (atomically, one {@code nft -f} transaction). */
+    public HostCommand firewallCommand() {
+        return HostCommand.of("nft", "-f", "-").withStdin(ruleset());
+    }
+
+    /** Removes the table and the bridge; each may already be gone. */
+    public List<HostCommand> teardownCommands() {
+        return List.of(
+                HostCommand.tolerant("nft", "delete", "table", "inet", tableName()),
+                HostCommand.tolerant("ip", "link", "del", "dev", bridgeName()));
+    }
+}

@@ -1,0 +1,125 @@
+package dev.sallyport.sandbox.vm;
+
+import dev.sallyport.sandbox.net.SandboxNetwork;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Every nerdctl argv the VM backend runs. Pure argument building: the tests assert these lists exactly.
+ *
+ * <p>The workload line, in order: {@code run --rm -i [-t] --name --label --runtime --network --dns 127.0.0.1
+ * --user -w /workspace --read-only --tmpfs /tmp --cap-drop ALL --security-opt no-new-privileges --pids-limit
+ * --memory --cpus}, the workspace and trust mounts, one {@code -e} per variable, then {@code -- IMAGE CMD...}.
+ * The {@code --} goes before the image: nerdctl stops parsing its own flags there, so neither the image nor the
+ * command can be taken for a flag (after the image, a {@code --} would be handed to the workload as argv[0]).
+ * No {@code -p}: nothing is published. {@code --dns 127.0.0.1} points the resolver at the guest's own loopback,
+ * where nothing answers: lookups fail at once and nothing can tunnel through DNS.
+ */
+public final class NerdctlCommand {
+
+    /** Label that marks every container the runner starts (value: the sandbox id). */
+    public static final String LABEL = "dev.sallyport.sandbox";
+
+    private NerdctlCommand() {
+    }
+
+    /** The workload: {@code nerdctl run ... -- IMAGE CMD...}. */
+    public static List<String> build(NerdctlSpec spec) {
+        List<String> argv = runPrefix(spec, spec.network().networkName(), spec.tty());
+        argv.add("--");
+        argv.add(spec.image());
+        argv.addAll(spec.command());
+        return List.copyOf(argv);
+    }
+
+    /**
+     * The pre-flight probe: the same sandbox (runtime, network, user, mounts, limits), with {@link GuestProbe}'s
+     * script as entry point instead of the workload.
+     */
+    public static List<String> probe(NerdctlSpec spec) {
+        List<String> argv = runPrefix(spec, spec.network().networkName() + "-probe", false);
+        argv.add("--entrypoint");
+        argv.add("/bin/sh");
+        argv.add("--");
+        argv.add(spec.image());
+        argv.add("-c");
+        argv.add(GuestProbe.script(spec.network().gateway(), spec.network().proxyPort()));
+        return List.copyOf(argv);
+    }
+
+    /**
+     * {@code nerdctl network create}: bridge driver, our subnet and gateway, masquerading off, inter-container
+     * traffic off, IPv6 off.
+     */
+    public static List<String> networkCreate(String nerdctl, SandboxNetwork network) {
+        return List.of(nerdctl, "network", "create",
+                "--driver", "bridge",
+                "--subnet", network.subnet().toString(),
+                "--gateway", network.gateway(),
+                "--ipv6=false",
+                "--opt", "com.docker.network.bridge.enable_ip_masquerade=false",
+                "--opt", "com.docker.network.bridge.enable_icc=false",
+                "--label", LABEL + "=" + network.id(),
+                network.networkName());
+    }
+
+    /** {@code nerdctl network inspect --mode=native}: prints the CNI conflist, which names the bridge. */
+    public static List<String> networkInspect(String nerdctl, SandboxNetwork network) {
+        return List.of(nerdctl, "network", "inspect", "--mode=native", network.networkName());
+    }
+
+    /** Removes the network (nerdctl also deletes its bridge). */
+    public static List<String> networkRemove(String nerdctl, SandboxNetwork network) {
+        return List.of(nerdctl, "network", "rm", network.networkName());
+    }
+
+    /** Removes the workload and probe containers if they survived (they run with --rm). */
+    public static List<String> forceRemove(String nerdctl, SandboxNetwork network) {
+        return List.of(nerdctl, "rm", "-f", network.networkName(), network.networkName() + "-probe");
+    }
+
+
+    private static List<String> runPrefix(NerdctlSpec spec, String name, boolean tty) {
+        List<String> argv = new ArrayList<>(List.of(spec.nerdctl(), "run", "--rm", "-i"));
+        if (tty) {
+            argv.add("-t");
+        }
+        argv.addAll(List.of(
+                "--name", name,
+                "--label", LABEL + "=" + spec.network().id(),
+                "--runtime", spec.runtime().runtimeType(),
+                "--network", spec.network().networkName(),
+                "--dns", "127.0.0.1",
+                "--user", spec.user().toString(),
+                "-w", GuestEnvironment.WORKSPACE,
+                "--read-only",
+                "--tmpfs", "/tmp:rw,nosuid,nodev,mode=1777",
+                "--cap-drop", "ALL",
+                "--security-opt", "no-new-privileges",
+                "--pids-limit", Integer.toString(spec.limits().pids()),
+                "--memory", spec.limits().memory(),
+                "--cpus", spec.limits().cpus()));
+        argv.add("--mount");
+        argv.add(bind(spec.workspace().toString(), GuestEnvironment.WORKSPACE, false));
+        argv.add("--mount");
+        argv.add(bind(spec.trustBundle().toString(), GuestEnvironment.GUEST_BUNDLE, true));
+        for (String distroBundle : GuestEnvironment.DISTRO_BUNDLES) {
+            argv.add("--mount");
+            argv.add(bind(spec.trustBundle().toString(), distroBundle, true));
+        }
+        if (spec.javaTrustStore() != null) {
+            argv.add("--mount");
+            argv.add(bind(spec.javaTrustStore().toString(), GuestEnvironment.GUEST_TRUSTSTORE, true));
+        }
+        for (Map.Entry<String, String> variable : GuestEnvironment.of(spec).entrySet()) {
+            argv.add("-e");
+            argv.add(variable.getKey() + "=" + variable.getValue());
+        }
+        return argv;
+    }
+
+    private static String bind(String source, String target, boolean readOnly) {
+        return "type=bind,src=" + source + ",dst=" + target + (readOnly ? ",readonly" : "");
+    }
+}

@@ -1,0 +1,13 @@
+package dev.sallyport.sandbox.vm;
+
+/** A VM-backend run failed before or around the workload; the message is one line: where, what, expected. */
+public final class VmRunException extends Exception {
+
+    public VmRunException(String message) {
+        super(message);
+    }
+
+    public VmRunException(String message, Throwable cause) {
+        super(message, cause);
+    }
+}

@@ -1,0 +1,190 @@
+package dev.sallyport.sandbox.vm;
+
+import dev.sallyport.sandbox.net.CommandResult;
+import dev.sallyport.sandbox.net.CommandRunner;
+import dev.sallyport.sandbox.net.DryRun;
+import dev.sallyport.sandbox.net.HostCommand;
+import dev.sallyport.sandbox.net.HostShell;
+import dev.sallyport.sandbox.net.RunMarkers;
+import dev.sallyport.sandbox.net.SandboxNetwork;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * One VM-backend run, start to end:
+ * <ol>
+ *   <li>{@code nerdctl network create} (declares the CNI network: bridge, subnet, no masquerade, no ICC, no IPv6);</li>
+ *   <li>checks nerdctl will use the bridge name our rules key on ({@code network inspect --mode=native});</li>
+ *   <li>creates that bridge with the gateway address and IPv6 off, then loads the nftables table;</li>
+ *   <li>starts the proxy on gateway:port ({@link ProxyHook});</li>
+ *   <li>runs {@link GuestProbe} in an identical sandbox: interface present, proxy reachable, or a clear error;</li>
+ *   <li>runs the workload attached to the terminal and returns its exit status;</li>
+ *   <li>always (also on SIGINT/SIGTERM, through a shutdown hook) removes containers, network, table, bridge.</li>
+ * </ol>
+ * With {@code dryRun} every command is printed and none runs.
+ */
+public final class VmRunner {
+
+    private static final Pattern BRIDGE = Pattern.compile("\"bridge\"\\s*:\\s*\"([^\"]+)\"");
+    private static final Duration COMMAND_TIMEOUT = Duration.ofMinutes(15);
+
+    private final NerdctlSpec spec;
+    private final CommandRunner runner;
+    private final RunMarkers markers;
+    private final PrintStream out;
+    private final AtomicBoolean tornDown = new AtomicBoolean();
+
+    public VmRunner(NerdctlSpec spec, CommandRunner runner, RunMarkers markers, PrintStream out) {
+        this.spec = Objects.requireNonNull(spec, "spec");
+        this.runner = Objects.requireNonNull(runner, "runner");
+        this.markers = Objects.requireNonNull(markers, "markers");
+        this.out = Objects.requireNonNull(out, "out");
+    }
+
+    /** Runs with a proxy someone else already started on the gateway (or prints the plan with dryRun). */
+    public static int run(NerdctlSpec spec, boolean dryRun, PrintStream out) throws VmRunException {
+        return run(spec, dryRun, out, ProxyHook.EXTERNAL);
+    }
+
+    /** Runs the sandbox; {@code proxy} starts the proxy once the gateway address exists. */
+    public static int run(NerdctlSpec spec, boolean dryRun, PrintStream out, ProxyHook proxy) throws VmRunException {
+        CommandRunner runner = dryRun ? new DryRun(out) : new HostShell(COMMAND_TIMEOUT);
+        return new VmRunner(spec, runner, new RunMarkers(RunMarkers.DEFAULT_DIR), out).execute(proxy);
+    }
+
+    /** Everything before the workload, in order (what {@code --dry-run} shows first). */
+    public List<HostCommand> setupCommands() {
+        SandboxNetwork network = spec.network();
+        List<HostCommand> commands = new ArrayList<>();
+        commands.add(HostCommand.of(NerdctlCommand.networkCreate(spec.nerdctl(), network).toArray(String[]::new)));
+        commands.addAll(network.bridgeCommands());
+        commands.add(network.firewallCommand());
+        return commands;
+    }
+
+    /** What removes this sandbox's traces; every step tolerates "already gone". */
+    public List<HostCommand> teardownCommands() {
+        SandboxNetwork network = spec.network();
+        List<HostCommand> commands = new ArrayList<>();
+        commands.add(HostCommand.tolerant(NerdctlCommand.forceRemove(spec.nerdctl(), network).toArray(String[]::new)));
+        commands.add(HostCommand.tolerant(NerdctlCommand.networkRemove(spec.nerdctl(), network).toArray(String[]::new)));
+        commands.addAll(network.teardownCommands());
+        return commands;
+    }
+
+    /** Runs the sandbox and returns the workload's exit status. */
+    public int execute(ProxyHook proxy) throws VmRunException {
+        Thread onSignal = Thread.ofPlatform().unstarted(this::teardownQuietly);
+        AutoCloseable proxyHandle = () -> { };
+        try {
+            if (!runner.dryRun()) {
+                markers.mark(spec.network().id());
+            }
+            Runtime.getRuntime().addShutdownHook(onSignal);
+            List<HostCommand> setup = setupCommands();
+            runner.capture(setup.getFirst());
+            verifyBridgeName();
+            for (HostCommand command : setup.subList(1, setup.size())) {
+                runner.capture(command);
+            }
+            proxyHandle = startProxy(proxy);
+            probe();
+            return runner.interactive(HostCommand.of(NerdctlCommand.build(spec).toArray(String[]::new)));
+        } catch (IOException e) {
+            throw new VmRunException("sandbox " + spec.network().networkName() + ": " + e.getMessage(), e);
+        } finally {
+            closeQuietly(proxyHandle);
+            teardownQuietly();
+            try {
+                Runtime.getRuntime().removeShutdownHook(onSignal);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook is running or will run; teardown is idempotent
+            }
+        }
+    }
+
+    private void verifyBridgeName() throws IOException, VmRunException {
+        HostCommand inspect = HostCommand.of(
+                NerdctlCommand.networkInspect(spec.nerdctl(), spec.network()).toArray(String[]::new));
+        CommandResult result = runner.capture(inspect);
+        if (runner.dryRun()) {
+            return;
+        }
+        Matcher matcher = BRIDGE.matcher(result.stdout());
+        String actual = matcher.find() ? matcher.group(1) : "(none)";
+        String expected = spec.network().bridgeName();
+        if (!actual.equals(expected)) {
+            throw new VmRunException("network " + spec.network().networkName() + ": nerdctl uses bridge '"
+                    + actual + "' (expected: '" + expected
+                    + "', the name the firewall rules key on; this nerdctl version names bridges differently)");
+        }
+    }
+
+    private AutoCloseable startProxy(ProxyHook proxy) throws VmRunException {
+        InetSocketAddress listen = new InetSocketAddress(spec.network().gateway(), spec.network().proxyPort());
+        if (runner instanceof DryRun dry) {
+            dry.note("start the proxy listening on " + spec.network().gateway() + ":" + spec.network().proxyPort());
+            return () -> { };
+        }
+        try {
+            return proxy.start(listen);
+        } catch (Exception e) {
+            throw new VmRunException("proxy: cannot listen on " + listen.getHostString() + ":" + listen.getPort()
+                    + ": " + e.getMessage() + " (expected: the bridge gateway address to be bindable)", e);
+        }
+    }
+
+    private void probe() throws IOException, VmRunException {
+        List<String> argv = NerdctlCommand.probe(spec);
+        CommandResult result = runner.capture(new HostCommand(argv, null, true));
+        if (runner.dryRun()) {
+            return;
+        }
+        GuestProbe.Result probe = GuestProbe.parse(result.stdout(),
+                spec.network().gateway() + ":" + spec.network().proxyPort());
+        switch (probe) {
+            case GuestProbe.Result.Reached reached -> { }
+            case GuestProbe.Result.Untested untested -> out.println("warning: " + untested.message());
+            case GuestProbe.Result.Failed failed -> throw new VmRunException(failed.message()
+                    + (result.exit() != 0 ? "; nerdctl exited " + result.exit() + ": " + result.firstErrorLine() : ""));
+            case GuestProbe.Result.NoInterface none -> throw new VmRunException(none.message());
+            case GuestProbe.Result.Unreachable unreachable -> throw new VmRunException(unreachable.message());
+        }
+    }
+
+    private void teardownQuietly() {
+        if (!tornDown.compareAndSet(false, true)) {
+            return;
+        }
+        for (HostCommand command : teardownCommands()) {
+            try {
+                runner.capture(command);
+            } catch (IOException e) {
+                out.println("warning: cleanup step failed: " + e.getMessage() + " (run 'sallyport cleanup')");
+            }
+        }
+        if (!runner.dryRun()) {
+            try {
+                markers.unmark(spec.network().id());
+            } catch (IOException e) {
+                out.println("warning: " + e.getMessage());
+            }
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable handle) {
+        try {
+            handle.close();
+        } catch (Exception e) {
+            // the proxy's own close logs what went wrong; teardown must go on
+        }
+    }
+}

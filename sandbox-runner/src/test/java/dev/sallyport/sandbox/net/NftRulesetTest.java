@@ -1,0 +1,56 @@
+package dev.sallyport.sandbox.net;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import org.junit.jupiter.api.Test;
+
+class NftRulesetTest {
+
+    static final SandboxNetwork NETWORK = new SandboxNetwork("ab12cd34", Ipv4Subnet.parse("10.213.7.0/24"), 3128);
+
+    @Test
+    void tableIsExact() {
+        String bridge = NETWORK.bridgeName();
+        assertThat(NETWORK.ruleset()).isEqualTo("""
+                table inet sallyport_ab12cd34 {}
+                delete table inet sallyport_ab12cd34
+                table inet sallyport_ab12cd34 {
+                \tchain forward {
+                \t\ttype filter hook forward priority -100; policy accept;
+                \t\tiifname "BR" reject with icmpx type admin-prohibited
+                \t\toifname "BR" drop
+                \t}
+                \tchain input {
+                \t\ttype filter hook input priority -100; policy accept;
+                \t\tiifname "BR" jump from_sandbox
+                \t}
+                \tchain from_sandbox {
+                \t\tmeta nfproto ipv6 drop
+                \t\tip daddr 10.213.7.1 tcp dport 3128 accept
+                \t\tmeta l4proto tcp reject with tcp reset
+                \t\treject with icmpx type admin-prohibited
+                \t}
+                }
+                """.replace("BR", bridge));
+    }
+
+    @Test
+    void nftAcceptsTheScript() throws Exception {
+        assumeTrue(NetLab.isRoot() && Executables.find("nft").isPresent(), "needs root and nft to check syntax");
+        CommandResult check = NetLab.SHELL.capture(
+                new HostCommand(java.util.List.of("nft", "-c", "-f", "-"), NETWORK.ruleset(), true));
+        assertThat(check.exit()).as(check.stderr()).isZero();
+    }
+
+    @Test
+    void namesThatCouldBreakOutOfTheScriptAreRefused() {
+        assertThatThrownBy(() -> NftRuleset.render("t", "br\" accept #", "10.0.0.1", 1))
+                .hasMessage("bridge: 'br\" accept #' (expected: letters, digits, '_', '.', '-')");
+        assertThatThrownBy(() -> NftRuleset.render("t", "br0", "10.0.0.01", 1))
+                .hasMessage("address: '10.0.0.01' (expected: a dotted quad)");
+        assertThatThrownBy(() -> NftRuleset.render("t", "br0", "10.0.0.1", 0))
+                .hasMessage("proxyPort: 0 (expected: 1..65535)");
+    }
+}

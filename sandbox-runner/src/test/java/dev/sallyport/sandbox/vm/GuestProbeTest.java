@@ -1,0 +1,88 @@
+package dev.sallyport.sandbox.vm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.sallyport.sandbox.net.CommandResult;
+import dev.sallyport.sandbox.net.HostCommand;
+import dev.sallyport.sandbox.net.HostShell;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import org.junit.jupiter.api.Test;
+
+/** The probe script runs here for real (in /bin/sh on the host, and in an empty network namespace). */
+class GuestProbeTest {
+
+    static final HostShell SHELL = new HostShell(Duration.ofSeconds(30));
+
+    static GuestProbe.Result runScript(List<String> prefix, String gateway, int port) throws Exception {
+        List<String> argv = new java.util.ArrayList<>(prefix);
+        argv.addAll(List.of("/bin/sh", "-c", GuestProbe.script(gateway, port)));
+        CommandResult result = SHELL.capture(new HostCommand(argv, null, false));
+        return GuestProbe.parse(result.stdout(), gateway + ":" + port);
+    }
+
+    @Test
+    void reachesAListeningProxy() throws Exception {
+        try (ServerSocket proxy = new ServerSocket()) {
+            proxy.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            GuestProbe.Result result = runScript(List.of(), "127.0.0.1", proxy.getLocalPort());
+
+            assertThat(result).isInstanceOf(GuestProbe.Result.Reached.class);
+            assertThat(((GuestProbe.Result.Reached) result).interfaces()).isNotEmpty().doesNotContain("lo");
+        }
+    }
+
+    @Test
+    void reportsAProxyThatDoesNotListen() throws Exception {
+        int closedPort;
+        try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            closedPort = probe.getLocalPort();
+        }
+        GuestProbe.Result result = runScript(List.of(), "127.0.0.1", closedPort);
+
+        assertThat(result).isInstanceOf(GuestProbe.Result.Unreachable.class);
+        assertThat(result.message()).startsWith("probe: guest interfaces [")
+                .contains("cannot open a TCP connection to the proxy at 127.0.0.1:" + closedPort);
+    }
+
+    @Test
+    void reportsAGuestWithOnlyLoopback() throws Exception {
+        assumeTrue(Files.isReadable(Path.of("/proc/self/status")) && isRoot(), "needs root for a network namespace");
+        String ns = "sp-probe-" + Integer.toHexString(ThreadLocalRandom.current().nextInt(1 << 24));
+        CommandResult added = SHELL.capture(HostCommand.tolerant("ip", "netns", "add", ns));
+        assumeTrue(added.exit() == 0, "network namespaces unavailable: " + added.firstErrorLine());
+        try {
+            // sysfs must be remounted to show the namespace's interfaces: 'ip netns exec' does that.
+            GuestProbe.Result result = runScript(List.of("ip", "netns", "exec", ns), "10.213.7.1", 3128);
+
+            assertThat(result).isInstanceOf(GuestProbe.Result.NoInterface.class);
+            assertThat(result.message()).startsWith("probe: the guest has no network interface besides lo");
+        } finally {
+            SHELL.capture(HostCommand.tolerant("ip", "netns", "del", ns));
+        }
+    }
+
+    @Test
+    void parsesEveryOutcome() {
+        assertThat(GuestProbe.parse("sallyport-probe interfaces: eth0\nsallyport-probe proxy: untested via none\n", "g"))
+                .isEqualTo(new GuestProbe.Result.Untested(List.of("eth0")));
+        assertThat(GuestProbe.parse("sallyport-probe interfaces: eth0 eth1\nsallyport-probe proxy: ok via nc\n", "g"))
+                .isEqualTo(new GuestProbe.Result.Reached(List.of("eth0", "eth1"), "nc"));
+        assertThat(GuestProbe.parse("exec: /bin/sh: not found\n", "g"))
+                .isEqualTo(new GuestProbe.Result.Failed("exec: /bin/sh: not found"));
+        assertThat(GuestProbe.parse("sallyport-probe interfaces: eth0\n", "g"))
+                .isEqualTo(new GuestProbe.Result.Failed("the proxy check did not finish"));
+    }
+
+    static boolean isRoot() throws Exception {
+        return Files.readAllLines(Path.of("/proc/self/status")).stream()
+                .filter(l -> l.startsWith("Uid:")).anyMatch(l -> l.split("\\s+")[1].equals("0"));
+    }
+}

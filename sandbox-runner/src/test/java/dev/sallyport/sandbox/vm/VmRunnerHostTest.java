@@ -1,0 +1,197 @@
+package dev.sallyport.sandbox.vm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.sallyport.sandbox.net.CommandResult;
+import dev.sallyport.sandbox.net.Executables;
+import dev.sallyport.sandbox.net.HostCommand;
+import dev.sallyport.sandbox.net.HostShell;
+import dev.sallyport.sandbox.net.Ipv4Subnet;
+import dev.sallyport.sandbox.net.RunMarkers;
+import dev.sallyport.sandbox.net.SandboxNetwork;
+import dev.sallyport.sandbox.net.SubnetPool;
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@link VmRunner} end to end on this host, with nerdctl replaced by a script (nerdctl cannot be installed here)
+ * whose "containers" are network namespaces attached to the bridge by CNI's own bridge plugin. The bridge,
+ * the nftables table, the proxy on the gateway, the probe and its parsing, the exit status and the teardown are
+ * the real runner's.
+ */
+class VmRunnerHostTest {
+
+    static final HostShell SHELL = new HostShell(Duration.ofSeconds(30));
+
+    static final Path IP_FORWARD = Path.of("/proc/sys/net/ipv4/ip_forward");
+
+    @TempDir
+    Path dir;
+    String forwardBefore;
+    Path nerdctl;
+    SandboxNetwork network;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        assumeTrue(GuestProbeTest.isRoot(), "needs root (bridges, namespaces, nftables); CI runs as root");
+        for (String tool : List.of("ip", "nft", "bash", "sha256sum", "sysctl")) {
+            assumeTrue(Executables.find(tool).isPresent(), "needs " + tool);
+        }
+        Path cni = List.of(Path.of("/usr/lib/cni"), Path.of("/opt/cni/bin")).stream()
+                .filter(d -> Files.isExecutable(d.resolve("bridge"))).findFirst().orElse(null);
+        assumeTrue(cni != null, "needs CNI's bridge plugin: apt-get install containernetworking-plugins");
+        forwardBefore = Files.readString(IP_FORWARD).strip();
+        Path state = Files.createDirectories(dir.resolve("state"));
+        String script;
+        try (InputStream in = getClass().getResourceAsStream("fake-nerdctl.sh")) {
+            script = new String(in.readAllBytes(), StandardCharsets.UTF_8).replace("@STATE@", state.toString())
+                    .replace("@CNI@", cni.toString());
+        }
+        nerdctl = dir.resolve("nerdctl");
+        Files.writeString(nerdctl, script);
+        Files.setPosixFilePermissions(nerdctl, PosixFilePermissions.fromString("rwx------"));
+        List<Ipv4Subnet> used = SubnetPool.inUse();
+        Ipv4Subnet subnet = null;
+        for (int i = 0, start = ThreadLocalRandom.current().nextInt(256); i < 256 && subnet == null; i++) {
+            Ipv4Subnet candidate = Ipv4Subnet.parse("10.231." + ((start + i) % 256) + ".0/24");
+            subnet = used.stream().noneMatch(candidate::overlaps) ? candidate : null;
+        }
+        network = new SandboxNetwork("e" + Integer.toHexString(ThreadLocalRandom.current().nextInt(1 << 24)),
+                subnet, 3128);
+    }
+
+    @AfterEach
+    void restoreForwarding() throws Exception {
+        if (forwardBefore != null) {
+            Files.writeString(IP_FORWARD, forwardBefore);  // CNI's bridge plugin (isGateway) turns it on
+        }
+    }
+
+    NerdctlSpec spec(List<String> command) throws Exception {
+        Path bundle = Files.writeString(dir.resolve("bundle.pem"), "not used by the stand-in\n");
+        return NerdctlSpec.of(network, VmRuntime.RUNC, "debian:12", command, dir, new UserIds(0, 0), bundle)
+                .with(ResourceLimits.DEFAULTS, false, nerdctl.toString());
+    }
+
+    @Test
+    void workloadReachesOnlyTheProxyAndItsExitStatusComesBack() throws Exception {
+        String gw = network.gateway();
+        NerdctlSpec spec = spec(List.of("bash", "-c",
+                "read -r banner < /dev/tcp/" + gw + "/3128 && [ \"$banner\" = proxy ] "
+                        + "&& ! (exec 3<>/dev/tcp/" + gw + "/8080) 2>/dev/null && exit 7"));
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        RunMarkers markers = new RunMarkers(dir.resolve("markers"));
+        try {
+            int exit = new VmRunner(spec, SHELL, markers, new PrintStream(bytes, true, StandardCharsets.UTF_8))
+                    .execute(listen -> {
+                        ServerSocket proxy = banner(listen, "proxy");
+                        ServerSocket other = banner(new InetSocketAddress(listen.getAddress(), 8080), "other");
+                        return () -> {
+                            proxy.close();
+                            other.close();
+                        };
+                    });
+
+            assertThat(exit).as("the workload's own exit status (7 = proxy answered, port 8080 refused)")
+                    .isEqualTo(7);
+            List<String> calls = Files.readAllLines(dir.resolve("state/calls.log"));
+            assertThat(calls).hasSize(6);
+            assertThat(calls.get(0)).startsWith("network create --driver bridge --subnet " + network.subnet());
+            assertThat(calls.get(1)).isEqualTo("network inspect --mode=native " + network.networkName());
+            assertThat(calls.get(2)).contains("--name " + network.networkName() + "-probe ");
+            assertThat(calls.get(3)).contains("--name " + network.networkName() + " ").endsWith("exit 7");
+            assertThat(calls.get(4)).startsWith("rm -f ");
+            assertThat(calls.get(5)).isEqualTo("network rm " + network.networkName());
+            assertThat(bytes.toString(StandardCharsets.UTF_8)).doesNotContain("warning");
+            assertNothingLeft(markers);
+        } finally {
+            cleanupQuietly();
+        }
+    }
+
+    @Test
+    void noProxyOnTheGatewayStopsTheRunBeforeTheWorkload() throws Exception {
+        NerdctlSpec spec = spec(List.of("bash", "-c", "echo workload-ran; exit 0"));
+        RunMarkers markers = new RunMarkers(dir.resolve("markers"));
+        try {
+            VmRunner runner = new VmRunner(spec, SHELL, markers, new PrintStream(OutputStream.nullOutputStream()));
+
+            assertThatThrownBy(() -> runner.execute(ProxyHook.EXTERNAL))
+                    .isInstanceOf(VmRunException.class)
+                    .hasMessageStartingWith("probe: guest interfaces [eth0] cannot open a TCP connection to the "
+                            + "proxy at " + network.gateway() + ":3128 (checked with bash");
+            assertThat(Files.readAllLines(dir.resolve("state/calls.log")))
+                    .noneMatch(call -> call.contains("workload-ran"));
+            assertNothingLeft(markers);
+        } finally {
+            cleanupQuietly();
+        }
+    }
+
+    @Test
+    void aNerdctlThatNamesBridgesDifferentlyStopsTheRunBeforeAnyContainer() throws Exception {
+        Files.writeString(dir.resolve("state/old-naming"), "");
+        RunMarkers markers = new RunMarkers(dir.resolve("markers"));
+        try {
+            VmRunner runner = new VmRunner(spec(List.of("true")), SHELL, markers,
+                    new PrintStream(OutputStream.nullOutputStream()));
+
+            assertThatThrownBy(() -> runner.execute(ProxyHook.EXTERNAL))
+                    .isInstanceOf(VmRunException.class)
+                    .hasMessage("network " + network.networkName() + ": nerdctl uses bridge 'nerdctl1' (expected: '"
+                            + network.bridgeName() + "', the name the firewall rules key on; this nerdctl version "
+                            + "names bridges differently)");
+            assertThat(Files.readAllLines(dir.resolve("state/calls.log"))).noneMatch(call -> call.startsWith("run "));
+            assertNothingLeft(markers);
+        } finally {
+            cleanupQuietly();
+        }
+    }
+
+    private void assertNothingLeft(RunMarkers markers) throws Exception {
+        CommandResult tables = SHELL.capture(HostCommand.of("nft", "list", "tables"));
+        assertThat(tables.stdout()).doesNotContain(network.tableName());
+        assertThat(Files.exists(Path.of("/sys/class/net", network.bridgeName()))).isFalse();
+        assertThat(SHELL.capture(HostCommand.of("ip", "netns", "list")).stdout()).doesNotContain("spf-");
+        assertThat(markers.liveIds()).isEmpty();
+    }
+
+    private void cleanupQuietly() throws Exception {
+        for (HostCommand command : network.teardownCommands()) {
+            SHELL.capture(command);
+        }
+    }
+
+    private static ServerSocket banner(InetSocketAddress listen, String text) throws Exception {
+        ServerSocket server = new ServerSocket();
+        server.bind(listen);
+        Thread.ofVirtual().start(() -> {
+            while (!server.isClosed()) {
+                try (Socket client = server.accept()) {
+                    client.getOutputStream().write((text + "\n").getBytes(StandardCharsets.US_ASCII));
+                } catch (Exception closed) {
+                    return;
+                }
+            }
+        });
+        return server;
+    }
+}
