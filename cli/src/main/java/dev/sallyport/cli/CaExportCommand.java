@@ -1,17 +1,14 @@
 package dev.sallyport.cli;
 
-import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.cert.CertificateException;
-import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.util.concurrent.Callable;
 
+import dev.sallyport.ca.CaException;
 import dev.sallyport.ca.CaExport;
-import dev.sallyport.ca.CertificateAuthority;
 import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.PolicyLoader;
 import dev.sallyport.policy.StateDirectory;
@@ -57,17 +54,15 @@ public final class CaExportCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Path certPath = certificatePath();
         X509Certificate cert = readCertificate(certPath);
-        // TODO(lead): export needs only the certificate; switch to CaExport overloads taking X509Certificate.
-        CertificateAuthority ca = CertificateAuthority.load(certPath, keyPath(certPath));
         byte[] bytes = switch (format) {
-            case "pem" -> CaExport.pem(ca, bundle);
+            case "pem" -> CaExport.pem(cert, bundle);
             case "der" -> {
                 if (bundle) {
                     throw new UsageException("--bundle: not possible with --format der (expected: pem or p12)");
                 }
-                yield CaExport.der(ca);
+                yield CaExport.der(cert);
             }
-            case "p12" -> CaExport.p12(ca, password.toCharArray(), bundle);
+            case "p12" -> CaExport.p12(cert, password.toCharArray(), bundle);
             default -> throw new UsageException("--format: '" + format + "' (expected: pem, der or p12)");
         };
         if (out != null) {
@@ -96,24 +91,10 @@ public final class CaExportCommand implements Callable<Integer> {
         return (dir != null ? dir : StateDirectory.resolve().resolve("ca")).resolve("ca.pem");
     }
 
-    private Path keyPath(Path certPath) throws Exception {
-        if (config != null) {
-            Policy policy = PolicyLoader.load(config);
-            if (policy.ca().key() != null) {
-                return policy.ca().key();
-            }
-        }
-        return certPath.resolveSibling(CertificateAuthority.KEY_FILE);
-    }
-
-    private static X509Certificate readCertificate(Path path) {
+    private static X509Certificate readCertificate(Path path) throws CaException {
         if (!Files.isRegularFile(path)) {
             throw new RuntimeFailure(path + ": no CA certificate there (expected: a PEM file; create one with 'sallyport ca init')");
         }
-        try (var in = Files.newInputStream(path)) {
-            return (X509Certificate) CertificateFactory.getInstance("X.509").generateCertificate(in);
-        } catch (IOException | CertificateException e) {
-            throw new RuntimeFailure(path + ": not a readable certificate (expected: PEM 'BEGIN CERTIFICATE'): " + e.getMessage());
-        }
+        return CaExport.readCertificate(path);
     }
 }
