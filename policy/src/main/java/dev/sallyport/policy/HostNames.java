@@ -54,7 +54,8 @@ public final class HostNames {
             char c = raw.charAt(i);
             switch (c) {
                 case '@' -> throw new IllegalArgumentException(shown + " contains userinfo ('@')");
-                case '%' -> throw new IllegalArgumentException(shown + " contains a percent-escape");
+                case '%' -> throw new IllegalArgumentException(shown + (raw.indexOf(':') >= 0
+                        ? " has a zone id ('%'), which is not allowed" : " contains a percent-escape"));
                 case '/', '\\', '?', '#' -> throw new IllegalArgumentException(shown + " contains '" + c + "'");
                 default -> {
                     if (c <= 0x20 || c == 0x7f) {
