@@ -71,6 +71,7 @@ class PolicyEngineTest {
         "allowed%2ecom, GET, /, deny, , invalid_host",
         "allowed.com%00.evil.net, GET, /, deny, , invalid_host",
         "www.bücher.example, GET, /, allow, allowed, allowed_by_rule",
+        "\u0430llowed.com, GET, /, deny, , no_matching_rule",
         "www.xn--bcher-kva.example, GET, /, allow, allowed, allowed_by_rule",
         "203.0.113.7, GET, /, allow, literal, allowed_by_rule",
         "10.20.3.4, GET, /, deny, , port_not_allowed",
