@@ -14,7 +14,9 @@ import java.util.Optional;
  *       ({@code 127.1}, {@code 2130706433}, {@code 0x7f.1}, {@code 0177.0.0.1}) is an IPv4 literal in the
  *       eyes of resolvers and URL parsers; unless canonical it is refused, never treated as a name.</li>
  *   <li>Names: one trailing dot stripped, Unicode labels converted to punycode with {@link IDN#toASCII}
- *       under STD3 rules (IDNA 2003 mapping, unassigned code points refused), ASCII lowercased.
+ *       under STD3 rules (IDNA 2003 mapping, unassigned code points refused), ASCII lowercased. The four
+ *       "deviation" characters that IDNA 2003 and 2008 convert differently (ß, final sigma, ZWJ, ZWNJ) are
+ *       refused, so that a client library and the proxy cannot reach two different names.
  *       Each label is letters, digits and hyphens (no leading or trailing hyphen), 1..63 characters;
  *       the whole name at most 253. Underscores are refused: they are not valid in host names, and a
  *       lenient resolver could read them differently from us. Labels starting {@code xn--} must be valid
@@ -71,6 +73,13 @@ public final class HostNames {
         }
         String name = raw;
         if (!isAscii(name)) {
+            for (int i = 0; i < name.length(); i++) {
+                char c = name.charAt(i);
+                if (c == '\u00df' || c == '\u03c2' || c == '\u200c' || c == '\u200d') {
+                    throw new IllegalArgumentException(shown(raw) + " contains U+" + String.format("%04X", (int) c)
+                            + ", which IDNA 2003 and IDNA 2008 convert differently");
+                }
+            }
             try {
                 name = IDN.toASCII(name, IDN.USE_STD3_ASCII_RULES);
             } catch (IllegalArgumentException e) {
