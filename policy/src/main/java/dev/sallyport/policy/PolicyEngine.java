@@ -53,7 +53,10 @@ public final class PolicyEngine {
     }
 
     /**
-     * Decides a CONNECT to {@code host:port}.
+     * Decides a CONNECT to {@code host:port}. {@code host} is the target without port, as sent (a name, a
+     * dotted quad, or IPv6 with or without brackets); it is normalized here, and a host that cannot be
+     * normalized is {@code invalid_host}. The proxy should dial, and compare Host headers and SNI against,
+     * {@code HostNames.normalize(host)}: the name this decision was made for.
      *
      * @param client nullable: the client identity
      */
@@ -62,8 +65,10 @@ public final class PolicyEngine {
     }
 
     /**
-     * Decides one request in full; {@code rawPathAndQuery} is the request target's path (the query is
-     * stripped before matching; see {@link PathNormalizer}).
+     * Decides one request in full; {@code rawPathAndQuery} is the origin-form request target (the path of
+     * an absolute-form target, with its query, which is stripped before matching; see
+     * {@link PathNormalizer}). Anything that does not start with {@code /} ({@code *} of OPTIONS, a full
+     * URL) is {@code invalid_path}. The method must be an uppercase token ({@code invalid_method}).
      *
      * @param client nullable: the client identity
      */
