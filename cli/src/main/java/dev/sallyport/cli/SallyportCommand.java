@@ -13,6 +13,8 @@ import picocli.CommandLine.Command;
             CaCommand.class,
             PolicyCommand.class,
             AuditCommand.class,
+            DoctorCommand.class,
+            CleanupCommand.class,
         })
 public final class SallyportCommand implements Runnable {
 
