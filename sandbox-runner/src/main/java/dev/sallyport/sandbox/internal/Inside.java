@@ -1,0 +1,126 @@
+package dev.sallyport.sandbox.internal;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The entry point bwrap runs inside the sandbox (the first process after bwrap's own init): starts the
+ * forwarder to the proxy, confines one fresh platform thread with Landlock, starts the user's command from that
+ * thread (the child inherits the thread's Landlock domain; seccomp and no-new-privs came from bwrap), passes
+ * stdio through, forwards SIGTERM/SIGINT/SIGHUP as a termination request, and exits with the command's status.
+ * Uses JDK classes only: the sandbox mounts just this module's classes.
+ */
+public final class Inside {
+    /** Exit status when the sandbox cannot be set up (like {@code env(1)} and container runtimes). */
+    public static final int SETUP_FAILED = 125;
+    /** Exit status when the command cannot be started. */
+    public static final int NOT_FOUND = 127;
+
+    private Inside() {
+    }
+
+    public static void main(String[] args) {
+        int status;
+        try {
+            status = run(Launch.decode(Files.readAllBytes(Path.of(args[0]))));
+        } catch (SetupException e) {
+            System.err.println("sallyport sandbox: " + e.getMessage());
+            status = e.status;
+        } catch (IOException | RuntimeException e) {
+            System.err.println("sallyport sandbox: setup failed: " + e.getMessage());
+            status = SETUP_FAILED;
+        }
+        System.out.flush();
+        Runtime.getRuntime().halt(status);
+    }
+
+    private static int run(Launch launch) throws IOException, SetupException {
+        Forwarder.start(launch.port(), Path.of(launch.socket()));
+        Landlock landlock = Landlock.forCurrentArch();
+        int abi = landlock.abi();
+        if (abi < 4 && launch.requireLandlock()) {
+            throw new SetupException(SETUP_FAILED, abi == 0
+                    ? "landlock: not available in this kernel (expected: Landlock ABI >= 4, Linux 6.7+, because "
+                    + "--require-landlock was given)"
+                    : "landlock: ABI " + abi + " enforces the file-system rules only (expected: ABI >= 4, Linux "
+                    + "6.7+, for the TCP rule, because --require-landlock was given)");
+        }
+        if (abi < 4) {
+            System.err.println("sallyport sandbox: warning: landlock ABI " + abi
+                    + " (expected: >= 4); continuing with namespaces and seccomp");
+        }
+        List<Landlock.PathRule> rules = new ArrayList<>();
+        launch.readPaths().forEach(p -> rules.add(new Landlock.PathRule(Path.of(p), Landlock.READ)));
+        launch.writePaths().forEach(p -> rules.add(new Landlock.PathRule(Path.of(p), Landlock.READ_WRITE)));
+        launch.devicePaths().forEach(p -> rules.add(new Landlock.PathRule(Path.of(p), Landlock.DEVICES)));
+
+        ProcessBuilder builder = new ProcessBuilder(launch.command())
+                .directory(Path.of(launch.cwd()).toFile())
+                .inheritIO();
+        builder.environment().clear();
+        builder.environment().putAll(launch.env());
+
+        CompletableFuture<Process> started = new CompletableFuture<>();
+        Thread confined = Thread.ofPlatform().name("sallyport-confined").unstarted(() -> {
+            try {
+                if (abi >= 1) {
+                    landlock.restrictCurrentThread(rules, launch.port());
+                }
+                started.complete(builder.start());
+            } catch (Throwable t) {
+                started.completeExceptionally(t);
+            }
+        });
+        confined.start();
+        Process child;
+        try {
+            child = started.get();
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof IOException) {
+                throw new SetupException(NOT_FOUND, launch.command().getFirst() + ": cannot start inside the sandbox: "
+                        + cause.getMessage() + " (expected: a program on the sandbox's PATH or an absolute path)");
+            }
+            throw new SetupException(SETUP_FAILED, String.valueOf(cause.getMessage()));
+        } catch (InterruptedException e) {
+            throw new SetupException(SETUP_FAILED, "interrupted while starting the command");
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> terminate(child)));
+        while (true) {
+            try {
+                return child.waitFor();
+            } catch (InterruptedException e) {
+                // keep waiting: the shutdown hook ends the child
+            }
+        }
+    }
+
+    private static void terminate(Process child) {
+        if (!child.isAlive()) {
+            return;
+        }
+        child.destroy();
+        try {
+            if (!child.waitFor(5, TimeUnit.SECONDS)) {
+                child.destroyForcibly();
+            }
+        } catch (InterruptedException e) {
+            child.destroyForcibly();
+        }
+    }
+
+    private static final class SetupException extends Exception {
+        private final int status;
+
+        SetupException(int status, String message) {
+            super(message);
+            this.status = status;
+        }
+    }
+}
