@@ -70,6 +70,11 @@ final class Fixture implements AutoCloseable {
         }
     }
 
+    /** Writes a helper script into the workspace (visible inside at the same path). */
+    Path script(String name, String text) throws IOException {
+        return Files.writeString(workspace.resolve(name), text);
+    }
+
     Run run(String script) throws Exception {
         return run(spec(script).build(), new byte[0]);
     }
