@@ -10,7 +10,6 @@ import dev.sallyport.sandbox.internal.SeccompFilter;
 import dev.sallyport.sandbox.internal.TrustFiles;
 import java.io.IOException;
 import java.net.URISyntaxException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -123,7 +122,4 @@ public final class ProcessSandbox {
         }
     }
 
-    static String utf8(byte[] b) {
-        return new String(b, StandardCharsets.UTF_8);
-    }
 }

@@ -79,6 +79,22 @@ class SandboxAttackTest {
     }
 
     @Test
+    void directTcpToAHostInANetworkNamespaceTheTestMadeFails() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(TestNetns.available(), "needs root and ip(8)");
+        try (TestNetns net = new TestNetns()) {
+            // The host reaches it: the route exists outside the sandbox.
+            try (Socket s = new Socket()) {
+                s.connect(new InetSocketAddress(net.address, net.port), 10_000);
+            }
+            assertThat(net.serverOut.readLine()).startsWith("CONNECTED");
+            Fixture.Run r = f.run("curl -sS -m 10 --noproxy '*' http://" + net.address + ":" + net.port + "/;"
+                    + " echo exit=$?");
+            assertThat(r.out()).contains("exit=7");
+            assertThat(r.err()).containsAnyOf("Permission denied", "Network is unreachable", "Couldn't connect");
+        }
+    }
+
+    @Test
     void directTcpToTheProxyPortOnTheHostFailsAndOnlyTheForwarderAnswers() throws Exception {
         int proxyPort = f.proxy.getAddress().getPort();
         Fixture.Run r = f.run("curl -sS -m 10 --noproxy '*' http://127.0.0.1:" + proxyPort + "/; echo exit=$?");

@@ -22,6 +22,9 @@ public final class TrustFiles {
     public static final String BUNDLE = "ca-bundle.pem";
     public static final String P12 = "truststore.p12";
     public static final String P12_PASSWORD = "sallyport";
+    /** Building the PKCS12 store takes a while (PBE and MAC over ~150 roots): keep the last one per CA. */
+    private static final java.util.concurrent.ConcurrentHashMap<String, byte[]> P12_CACHE =
+            new java.util.concurrent.ConcurrentHashMap<>();
     static final List<Path> SYSTEM_BUNDLES = List.of(Path.of("/etc/ssl/certs/ca-certificates.crt"),
             Path.of("/etc/pki/tls/certs/ca-bundle.crt"), Path.of("/etc/ssl/cert.pem"));
 
@@ -58,7 +61,22 @@ public final class TrustFiles {
             }
         }
         Files.write(dir.resolve(BUNDLE), bundle.toByteArray());
-        Files.write(dir.resolve(P12), p12(ca));
+        String key = java.util.HexFormat.of().formatHex(sha256(caPem));
+        byte[] store = P12_CACHE.get(key);
+        if (store == null) {
+            store = p12(ca);
+            P12_CACHE.clear();
+            P12_CACHE.put(key, store);
+        }
+        Files.write(dir.resolve(P12), store);
+    }
+
+    private static byte[] sha256(byte[] data) {
+        try {
+            return java.security.MessageDigest.getInstance("SHA-256").digest(data);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("SHA-256: not available", e);
+        }
     }
 
     private static byte[] p12(List<X509Certificate> ca) throws IOException {
