@@ -262,6 +262,14 @@ class SandboxAttackTest {
     }
 
     @Test
+    void hostSecretsUnderEtcAreNotVisible() throws Exception {
+        Fixture.Run r = f.run("ls /etc/shadow /etc/sudoers /etc/ssh 2>&1; ls -A /etc/ssl/private | wc -l");
+        assertThat(r.out()).contains("'/etc/shadow': No such file or directory")
+                .contains("'/etc/sudoers': No such file or directory")
+                .contains("'/etc/ssh': No such file or directory").endsWith("0\n");
+    }
+
+    @Test
     void theHostHomeIsHidden() throws Exception {
         Fixture.Run r = f.run("cat $HOME/.ssh/id_ed25519; echo cat=$?; ls -A $HOME | wc -l; echo x > $HOME/scratch;"
                 + " echo homewrite=$?");

@@ -27,9 +27,10 @@ public final class BwrapCommand {
             "ca-certificates.conf", "pki", "crypto-policies", "passwd", "group", "nsswitch.conf", "host.conf",
             "gai.conf", "services", "protocols", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime",
             "timezone", "os-release", "lsb-release", "debian_version", "mime.types", "gitconfig", "bash.bashrc",
-            "profile", "profile.d", "inputrc", "terminfo", "locale.alias", "locale.conf", "default", "java-25-openjdk",
-            "python3", "python3.11", "python3.12", "perl", "npmrc", "magic", "mailcap", "manpath.config",
+            "profile", "profile.d", "inputrc", "terminfo", "locale.alias", "locale.conf", "default", "python3", "python3.11", "python3.12", "perl", "npmrc", "magic", "mailcap", "manpath.config",
             "login.defs", "shells", "environment");
+    /** Private-key folders inside the allowed /etc entries: hidden under an empty tmpfs. */
+    static final List<String> ETC_MASKED = List.of("/etc/ssl/private", "/etc/pki/tls/private", "/etc/pki/CA/private");
 
     private final List<String> args = new ArrayList<>();
 
@@ -104,10 +105,23 @@ public final class BwrapCommand {
             add("--ro-bind", "/opt", "/opt");
         }
         add("--dir", "/etc");
-        for (String name : ETC_ENTRIES) {
+        List<String> entries = new ArrayList<>(ETC_ENTRIES);
+        // Debian's JDKs keep conf/security in /etc/java-N-openjdk (symlinked from the JDK folder).
+        try (var etc = Files.list(Path.of("/etc"))) {
+            etc.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("java-") || n.equals("java"))
+                    .sorted().forEach(entries::add);
+        } catch (java.io.IOException e) {
+            // no /etc listing: the fixed entries still apply
+        }
+        for (String name : entries) {
             Path p = Path.of("/etc", name);
             if (Files.exists(p)) {
                 add("--ro-bind", p.toString(), p.toString());
+            }
+        }
+        for (String masked : ETC_MASKED) {
+            if (Files.isDirectory(Path.of(masked))) {
+                add("--tmpfs", masked);
             }
         }
     }
