@@ -41,8 +41,11 @@ public final class Inside {
     }
 
     private static int run(Launch launch) throws IOException, SetupException {
-        Forwarder.start(launch.port(), Path.of(launch.socket()));
         Landlock landlock = Landlock.forCurrentArch();
+        // Not dumpable: the command (same uid) cannot open this JVM's /proc/PID/mem, environ or fds even where
+        // Landlock's ptrace restriction is missing. execve resets the flag, so the command itself stays normal.
+        landlock.setNotDumpable();
+        Forwarder.start(launch.port(), Path.of(launch.socket()));
         int abi = landlock.abi();
         if (abi < 4 && launch.requireLandlock()) {
             throw new SetupException(SETUP_FAILED, abi == 0

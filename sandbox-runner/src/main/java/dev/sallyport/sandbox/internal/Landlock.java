@@ -38,6 +38,7 @@ public final class Landlock {
     private static final long O_CLOEXEC = 0x80000L;
     private static final long AT_FDCWD = -100L;
     private static final int PR_SET_NO_NEW_PRIVS = 38;
+    private static final int PR_SET_DUMPABLE = 4;
 
     /** One path rule. */
     public record PathRule(Path path, long access) {}
@@ -59,6 +60,11 @@ public final class Landlock {
     public int abi() {
         Syscalls.Result r = sys.call("landlock_create_ruleset", 0, 0, CREATE_RULESET_VERSION);
         return r.failed() ? 0 : (int) r.value();
+    }
+
+    /** {@code prctl(PR_SET_DUMPABLE, 0)} for this process. */
+    public void setNotDumpable() {
+        check(sys.call("prctl", PR_SET_DUMPABLE, 0, 0), "prctl(PR_SET_DUMPABLE)");
     }
 
     static long fsMask(int abi) {
