@@ -45,6 +45,38 @@ public final class BubblewrapProbe {
                 + "newer; install it with '" + INSTALL_HINT + "')"));
     }
 
+    /**
+     * Tries the namespaces the sandbox needs ({@code bwrap --unshare-all ... true}); empty when that works, else
+     * bwrap's error with a hint. Ubuntu 24.04's AppArmor userns restriction shows up here as
+     * {@code setting up uid map: Permission denied} or {@code loopback: Failed RTM_NEWADDR}.
+     */
+    public static Optional<String> tryNamespaces(Bubblewrap bwrap) {
+        try {
+            Process p = new ProcessBuilder(bwrap.path().toString(), "--unshare-all", "--die-with-parent",
+                    "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
+                    "--symlink", "usr/lib64", "/lib64", "--proc", "/proc", "--dev", "/dev", "--", "/usr/bin/true")
+                    .redirectErrorStream(true).start();
+            p.getOutputStream().close();
+            String out = new String(p.getInputStream().readNBytes(4096), StandardCharsets.UTF_8).trim();
+            if (!p.waitFor(20, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                return Optional.of("bwrap: namespace check did not finish in 20 s (expected: an immediate exit)");
+            }
+            if (p.exitValue() == 0) {
+                return Optional.empty();
+            }
+            return Optional.of("bwrap: cannot create namespaces: " + out.replace('\n', ' ') + " (expected: "
+                    + "unprivileged user namespaces; on Ubuntu 24.04+ allow them for bwrap with an AppArmor profile "
+                    + "or sysctl kernel.apparmor_restrict_unprivileged_userns=0; in containers, a seccomp profile "
+                    + "that permits unshare)");
+        } catch (IOException e) {
+            return Optional.of("bwrap: cannot run " + bwrap.path() + ": " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.of("bwrap: namespace check interrupted");
+        }
+    }
+
     private static Iterable<Path> candidates() {
         java.util.List<Path> paths = new java.util.ArrayList<>();
         String path = System.getenv("PATH");

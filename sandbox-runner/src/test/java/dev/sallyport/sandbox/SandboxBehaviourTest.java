@@ -149,6 +149,10 @@ class SandboxBehaviourTest {
         BubblewrapProbe.Bubblewrap bwrap = BubblewrapProbe.require();
         assertThat(bwrap.path()).isExecutable();
         assertThat(bwrap.version()).matches("\\d+\\.\\d+(\\.\\d+)?");
+        assertThat(BubblewrapProbe.tryNamespaces(bwrap)).isEmpty();
+        BubblewrapProbe.Bubblewrap notBwrap = new BubblewrapProbe.Bubblewrap(Path.of("/bin/false"), "0.8.0", 0, 8);
+        assertThat(BubblewrapProbe.tryNamespaces(notBwrap)).hasValueSatisfying(
+                m -> assertThat(m).startsWith("bwrap: cannot create namespaces:"));
     }
 
     @Test
