@@ -42,7 +42,7 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
         command = List.copyOf(command);
         workdir = Objects.requireNonNull(workdir, "workdir").toAbsolutePath().normalize();
         Objects.requireNonNull(proxy, "proxy");
-        if (!proxy.getAddress().isLoopbackAddress()) {
+        if (proxy.isUnresolved() || !proxy.getAddress().isLoopbackAddress()) {
             throw new IllegalArgumentException("proxy: " + proxy + " (expected: an address on the host's loopback)");
         }
         caPem = Objects.requireNonNull(caPem, "caPem").clone();
@@ -53,6 +53,10 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
         placeholders = Map.copyOf(placeholders);
         for (String name : placeholders.keySet()) {
             checkEnvName("placeholders", name);
+            if (passEnv.contains(name)) {
+                throw new IllegalArgumentException("passEnv: " + name + " is a secret (expected: secrets reach the "
+                        + "sandbox only as placeholders, never passed through from the host)");
+            }
         }
         readOnly = absolute(readOnly);
         readWrite = absolute(readWrite);

@@ -92,6 +92,15 @@ class SandboxBehaviourTest {
     }
 
     @Test
+    void aSecretCannotAlsoBePassedThroughFromTheHost() {
+        assertThatThrownBy(() -> f.spec("true").passEnv("GITHUB_TOKEN").placeholder("GITHUB_TOKEN", "ph").build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("GITHUB_TOKEN is a secret");
+        assertThatThrownBy(() -> SandboxSpec.builder(java.util.List.of("true"), f.workspace,
+                java.net.InetSocketAddress.createUnresolved("localhost", 3128), f.caPem).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("expected: an address on the host's loopback");
+    }
+
+    @Test
     void noProcessInsideShowsHostVariablesOrHostProcesses() throws Exception {
         SandboxSpec spec = f.spec("ls /proc | grep -c '^[0-9]'; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'"
                 + " | grep -c host-value; cat /proc/[0-9]*/cmdline | tr '\\0' ' '").build();
