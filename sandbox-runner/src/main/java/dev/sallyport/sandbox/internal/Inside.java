@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The entry point bwrap runs inside the sandbox (the first process after bwrap's own init): starts the
@@ -70,12 +71,22 @@ public final class Inside {
         builder.environment().putAll(launch.env());
 
         CompletableFuture<Process> started = new CompletableFuture<>();
+        // Registered before the command starts, so a TERM that arrives right after it started still reaches it.
+        AtomicReference<Process> running = new AtomicReference<>();
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            Process p = running.get();
+            if (p != null) {
+                terminate(p);
+            }
+        }));
         Thread confined = Thread.ofPlatform().name("sallyport-confined").unstarted(() -> {
             try {
                 if (abi >= 1) {
                     landlock.restrictCurrentThread(rules, launch.port());
                 }
-                started.complete(builder.start());
+                Process p = builder.start();
+                running.set(p);
+                started.complete(p);
             } catch (Throwable t) {
                 started.completeExceptionally(t);
             }
@@ -94,7 +105,6 @@ public final class Inside {
         } catch (InterruptedException e) {
             throw new SetupException(SETUP_FAILED, "interrupted while starting the command");
         }
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> terminate(child)));
         while (true) {
             try {
                 return child.waitFor();
