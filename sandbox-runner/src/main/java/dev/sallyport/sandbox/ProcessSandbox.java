@@ -49,8 +49,9 @@ public final class ProcessSandbox {
         ProtectedPaths.Plan plan = ProtectedPaths.plan(spec.workdir(), spec.gitWritable());
         Path root = null;
         ProxyRelay relay = null;
+        boolean started = false;
         try {
-            root = Files.createTempDirectory("sallyport-sandbox-",
+            root = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), "sallyport-sandbox-",
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             Path mounted = Files.createDirectory(root.resolve("run"));
             Files.createDirectory(mounted.resolve("empty"));
@@ -79,16 +80,21 @@ public final class ProcessSandbox {
                     .redirectError(stdio.err());
             pb.environment().clear();
             pb.environment().put("PATH", SandboxEnvironment.DEFAULT_PATH);
-            return new RunningSandbox(pb.start(), relay, root, plan);
+            RunningSandbox sandbox = new RunningSandbox(pb.start(), relay, root, plan);
+            started = true;
+            return sandbox;
         } catch (IOException | RuntimeException e) {
-            if (relay != null) {
-                relay.close();
-            }
-            if (root != null) {
-                RunningSandbox.deleteTree(root);
-            }
-            ProtectedPaths.removeMasks(plan);
             throw new SandboxException("sandbox: cannot start: " + e.getMessage(), e);
+        } finally {
+            if (!started) {
+                if (relay != null) {
+                    relay.close();
+                }
+                if (root != null) {
+                    RunningSandbox.deleteTree(root);
+                }
+                ProtectedPaths.removeMasks(plan);
+            }
         }
     }
 

@@ -85,10 +85,20 @@ class SandboxBehaviourTest {
     }
 
     @Test
-    void passingAVariableTheSandboxOwnsIsRefused() {
-        SandboxSpec spec = f.spec("true").passEnv("HTTPS_PROXY").build();
-        assertThatThrownBy(() -> ProcessSandbox.start(spec, Stdio.pipes())).isInstanceOf(SandboxException.class)
-                .hasMessageContaining("env HTTPS_PROXY: set by the sandbox");
+    void passingAVariableTheSandboxOwnsIsRefusedAndLeavesNothingBehind() throws Exception {
+        Path tmpdir = Files.createDirectories(tmp.resolve("java-tmp"));
+        String saved = System.getProperty("java.io.tmpdir");
+        System.setProperty("java.io.tmpdir", tmpdir.toString());
+        try {
+            SandboxSpec spec = f.spec("true").passEnv("HTTPS_PROXY").build();
+            assertThatThrownBy(() -> ProcessSandbox.start(spec, Stdio.pipes())).isInstanceOf(SandboxException.class)
+                    .hasMessageContaining("env HTTPS_PROXY: set by the sandbox");
+        } finally {
+            System.setProperty("java.io.tmpdir", saved);
+        }
+        try (var left = Files.list(tmpdir)) {
+            assertThat(left).as("runtime folders left behind").isEmpty();
+        }
     }
 
     @Test
