@@ -48,16 +48,9 @@ public final class Inside {
         landlock.setNotDumpable();
         Forwarder.start(launch.port(), Path.of(launch.socket()));
         int abi = landlock.abi();
-        if (abi < 4 && launch.requireLandlock()) {
-            throw new SetupException(SETUP_FAILED, abi == 0
-                    ? "landlock: not available in this kernel (expected: Landlock ABI >= 4, Linux 6.7+, because "
-                    + "--require-landlock was given)"
-                    : "landlock: ABI " + abi + " enforces the file-system rules only (expected: ABI >= 4, Linux "
-                    + "6.7+, for the TCP rule, because --require-landlock was given)");
-        }
-        if (abi < 4) {
-            System.err.println("sallyport sandbox: warning: landlock ABI " + abi
-                    + " (expected: >= 4); continuing with namespaces and seccomp");
+        String warning = landlockCheck(abi, launch.requireLandlock());
+        if (warning != null) {
+            System.err.println("sallyport sandbox: warning: " + warning);
         }
         List<Landlock.PathRule> rules = new ArrayList<>();
         launch.readPaths().forEach(p -> rules.add(new Landlock.PathRule(Path.of(p), Landlock.READ)));
@@ -114,6 +107,23 @@ public final class Inside {
         }
     }
 
+    /**
+     * Fails closed when Landlock is required and the kernel cannot enforce all rules (file system and TCP need
+     * ABI 4); otherwise returns a warning for a degraded kernel, or null.
+     */
+    static String landlockCheck(int abi, boolean require) throws SetupException {
+        if (abi >= 4) {
+            return null;
+        }
+        String what = abi <= 0 ? "landlock: not available in this kernel"
+                : "landlock: ABI " + abi + " enforces the file-system rules only, not the TCP rule";
+        if (require) {
+            throw new SetupException(SETUP_FAILED, what + " (expected: Landlock ABI >= 4, Linux 6.7+, because "
+                    + "--require-landlock was given)");
+        }
+        return what + "; continuing with namespaces and seccomp (expected: ABI >= 4 for every rule)";
+    }
+
     private static void terminate(Process child) {
         if (!child.isAlive()) {
             return;
@@ -128,8 +138,12 @@ public final class Inside {
         }
     }
 
-    private static final class SetupException extends Exception {
+    static final class SetupException extends Exception {
         private final int status;
+
+        int status() {
+            return status;
+        }
 
         SetupException(int status, String message) {
             super(message);
