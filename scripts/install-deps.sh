@@ -2,7 +2,7 @@
 # Installs the Debian packages that the tests drive for real. Idempotent; needs root (CI runs as root).
 set -euo pipefail
 need=()
-for pair in curl:curl openssl:openssl bwrap:bubblewrap nft:nftables ip:iproute2 git:git mvn:maven; do
+for pair in curl:curl openssl:openssl bwrap:bubblewrap nft:nftables ip:iproute2 git:git mvn:maven python3:python3 getent:libc-bin unshare:util-linux; do
   cmd=${pair%%:*}; pkg=${pair##*:}
   command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
 done

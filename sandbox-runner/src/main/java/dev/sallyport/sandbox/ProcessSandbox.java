@@ -1,0 +1,131 @@
+package dev.sallyport.sandbox;
+
+import dev.sallyport.sandbox.internal.BwrapCommand;
+import dev.sallyport.sandbox.internal.Inside;
+import dev.sallyport.sandbox.internal.Launch;
+import dev.sallyport.sandbox.internal.ProtectedPaths;
+import dev.sallyport.sandbox.internal.ProxyRelay;
+import dev.sallyport.sandbox.internal.SandboxEnvironment;
+import dev.sallyport.sandbox.internal.SeccompFilter;
+import dev.sallyport.sandbox.internal.TrustFiles;
+import java.io.IOException;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Runs a command in the process sandbox: bubblewrap namespaces (user, mount, pid, net, ipc, uts, cgroup), a
+ * seccomp filter built in Java, Landlock applied inside, and an already-running proxy as the only way out.
+ * Start with {@link #run(SandboxSpec)}; README.md explains what is isolated and how.
+ */
+public final class ProcessSandbox {
+    private ProcessSandbox() {
+    }
+
+    /** Runs with the caller's stdio, stops the sandbox on JVM shutdown (SIGINT/SIGTERM), returns the exit status. */
+    public static int run(SandboxSpec spec) throws SandboxException, InterruptedException {
+        RunningSandbox sandbox = start(spec, Stdio.inherit());
+        Thread hook = new Thread(sandbox::close, "sallyport-sandbox-stop");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            return sandbox.waitFor();
+        } finally {
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook is running already
+            }
+        }
+    }
+
+    /** Starts the sandbox and returns at once; the caller waits on and closes the result. */
+    public static RunningSandbox start(SandboxSpec spec, Stdio stdio) throws SandboxException {
+        BubblewrapProbe.Bubblewrap bwrap = BubblewrapProbe.require();
+        checkWorkdir(spec);
+        ProtectedPaths.Plan plan = ProtectedPaths.plan(spec.workdir(), spec.gitWritable());
+        Path root = null;
+        ProxyRelay relay = null;
+        boolean started = false;
+        try {
+            root = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), "sallyport-sandbox-",
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            Path mounted = Files.createDirectory(root.resolve("run"));
+            Files.createDirectory(mounted.resolve("empty"));
+            TrustFiles.write(mounted, spec.caPem());
+            Files.writeString(mounted.resolve("resolv.conf"),
+                    "# sallyport sandbox: no DNS here; names are resolved by the proxy at 127.0.0.1:"
+                            + spec.insidePort() + "\n");
+            Files.writeString(mounted.resolve("hosts"), "127.0.0.1 localhost\n::1 localhost\n");
+            String run = BwrapCommand.RUN_DIR;
+            Map<String, String> env = SandboxEnvironment.build(spec, run + "/" + TrustFiles.BUNDLE,
+                    run + "/" + TrustFiles.P12);
+            Launch launch = new Launch(spec.command(), env, spec.workdir().toString(), spec.insidePort(),
+                    run + "/proxy.sock", spec.requireLandlock(), List.of("/"), writable(spec), List.of("/dev"));
+            Files.write(mounted.resolve("launch"), launch.encode());
+            relay = ProxyRelay.start(mounted.resolve("proxy.sock"), spec.proxy());
+            Path seccomp = Files.write(root.resolve("seccomp.bpf"), SeccompFilter.forCurrentArch());
+            Path javaHome = Path.of(System.getProperty("java.home"));
+            List<String> bwrapArgs = BwrapCommand.build(bwrap, spec, plan, mounted, classes(), javaHome);
+
+            // ProcessBuilder closes every fd above 2: a tiny sh opens the filter as fd 3 and execs bwrap. The
+            // file name is an argument ($1), never part of the script text.
+            List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", "f=$1; shift; exec \"$@\" 3<\"$f\"",
+                    "sallyport-sandbox", seccomp.toString()));
+            argv.addAll(bwrapArgs);
+            ProcessBuilder pb = new ProcessBuilder(argv).redirectInput(stdio.in()).redirectOutput(stdio.out())
+                    .redirectError(stdio.err());
+            pb.environment().clear();
+            pb.environment().put("PATH", SandboxEnvironment.DEFAULT_PATH);
+            RunningSandbox sandbox = new RunningSandbox(pb.start(), relay, root, plan);
+            started = true;
+            return sandbox;
+        } catch (IOException | RuntimeException e) {
+            throw new SandboxException("sandbox: cannot start: " + e.getMessage(), e);
+        } finally {
+            if (!started) {
+                if (relay != null) {
+                    relay.close();
+                }
+                if (root != null) {
+                    RunningSandbox.deleteTree(root);
+                }
+                ProtectedPaths.removeMasks(plan);
+            }
+        }
+    }
+
+    private static List<String> writable(SandboxSpec spec) {
+        List<String> paths = new ArrayList<>(List.of(spec.workdir().toString(), "/tmp", "/dev/shm",
+                spec.hostHome().toString()));
+        spec.readWrite().forEach(p -> paths.add(p.toString()));
+        return paths;
+    }
+
+    private static void checkWorkdir(SandboxSpec spec) throws SandboxException {
+        Path ws = spec.workdir();
+        if (!Files.isDirectory(ws)) {
+            throw new SandboxException("workdir: " + ws + " is not a folder (expected: an existing folder)");
+        }
+        if (spec.hostHome().startsWith(ws)) {
+            throw new SandboxException("workdir: " + ws + " contains the home folder " + spec.hostHome()
+                    + " (expected: a project folder, not the home folder or one of its parents)");
+        }
+        if (spec.hostHome().getNameCount() == 0) {
+            throw new SandboxException("hostHome: / (expected: a home folder other than the root)");
+        }
+    }
+
+    /** This module's classes: the jar or the classes folder that holds {@link Inside}. */
+    static Path classes() throws IOException {
+        try {
+            return Path.of(Inside.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        } catch (URISyntaxException | NullPointerException e) {
+            throw new IOException("cannot locate the sandbox classes (expected: loaded from a jar or folder)", e);
+        }
+    }
+
+}

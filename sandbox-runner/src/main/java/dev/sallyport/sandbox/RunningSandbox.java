@@ -1,0 +1,101 @@
+package dev.sallyport.sandbox;
+
+import dev.sallyport.sandbox.internal.ProtectedPaths;
+import dev.sallyport.sandbox.internal.ProxyRelay;
+import java.io.IOException;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A started sandbox: the bwrap process, the host end of the proxy relay and the runtime folder. {@link #close()}
+ * asks the command to stop (SIGTERM to the sandbox's setup JVM, which forwards it), kills what is left after a
+ * grace period, and removes the runtime folder and the masks of protected paths.
+ */
+public final class RunningSandbox implements AutoCloseable {
+    static final Duration GRACE = Duration.ofSeconds(5);
+
+    private final Process process;
+    private final ProxyRelay relay;
+    private final Path runtime;
+    private final ProtectedPaths.Plan plan;
+    private boolean closed;
+
+    RunningSandbox(Process process, ProxyRelay relay, Path runtime, ProtectedPaths.Plan plan) {
+        this.process = process;
+        this.relay = relay;
+        this.runtime = runtime;
+        this.plan = plan;
+    }
+
+    /** The bwrap process; its streams are the command's when started with {@link Stdio#pipes()}. */
+    public Process process() {
+        return process;
+    }
+
+    /** Waits for the command and returns its exit status (128 + signal when a signal ended it). */
+    public int waitFor() throws InterruptedException {
+        int status = process.waitFor();
+        close();
+        return status;
+    }
+
+    /** Waits up to {@code timeout}; empty when the command is still running. */
+    public Optional<Integer> waitFor(Duration timeout) throws InterruptedException {
+        if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            return Optional.empty();
+        }
+        close();
+        return Optional.of(process.exitValue());
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (process.isAlive()) {
+            process.descendants().filter(p -> p.info().command().map(c -> c.endsWith("/java")).orElse(false))
+                    .forEach(ProcessHandle::destroy);
+            try {
+                if (!process.waitFor(GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
+                    process.descendants().forEach(ProcessHandle::destroyForcibly);
+                    process.destroyForcibly();
+                    process.waitFor(GRACE.toMillis(), TimeUnit.MILLISECONDS);
+                }
+            } catch (InterruptedException e) {
+                process.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
+        }
+        relay.close();
+        ProtectedPaths.removeMasks(plan);
+        deleteTree(runtime);
+    }
+
+    static void deleteTree(Path root) {
+        try {
+            Files.walkFileTree(root, new SimpleFileVisitor<>() {
+                @Override
+                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                    Files.deleteIfExists(file);
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult postVisitDirectory(Path dir, IOException exc) throws IOException {
+                    Files.deleteIfExists(dir);
+                    return FileVisitResult.CONTINUE;
+                }
+            });
+        } catch (IOException ignored) {
+            // best effort: the folder lives under the temp dir with mode 0700
+        }
+    }
+}

@@ -1,0 +1,176 @@
+package dev.sallyport.sandbox;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * What to run in the process sandbox and what it may see.
+ *
+ * @param command          the command and its arguments (non-empty; resolved on the sandbox's PATH)
+ * @param workdir          the workspace: the only host folder the command may write (besides {@code readWrite})
+ * @param proxy            the running proxy on the host's loopback; inside it is {@code 127.0.0.1:}{@link #insidePort}
+ * @param caPem            the proxy CA certificate(s), PEM; trusted inside next to the system roots
+ * @param passEnv          host variables passed through by name (absent ones are skipped)
+ * @param placeholders     secret name to placeholder, set in the environment under the secret's name
+ * @param readOnly         extra host paths visible read-only (e.g. a tool cache); under the home folder too
+ * @param readWrite        extra host paths writable (e.g. {@code ~/.npm})
+ * @param requireLandlock  fail closed unless Landlock enforces file-system and TCP rules (ABI >= 4)
+ * @param gitWritable      let the command write {@code .git} (commit); hooks and config stay read-only anyway
+ * @param hostHome         the host's home folder, hidden inside (an empty tmpfs at the same path is HOME)
+ * @param hostEnv          the host environment that {@code passEnv}, TERM and LANG are read from
+ * @param insidePort       the TCP port inside the sandbox where the proxy answers
+ */
+public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress proxy, byte[] caPem,
+                          List<String> passEnv, Map<String, String> placeholders, List<Path> readOnly,
+                          List<Path> readWrite, boolean requireLandlock, boolean gitWritable, Path hostHome,
+                          Map<String, String> hostEnv, int insidePort) {
+    /** The inside port used unless told otherwise. */
+    public static final int DEFAULT_INSIDE_PORT = 3128;
+    private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+
+    public SandboxSpec {
+        Objects.requireNonNull(command, "command");
+        if (command.isEmpty() || command.getFirst().isEmpty()) {
+            throw new IllegalArgumentException("command: empty (expected: a program and its arguments)");
+        }
+        command = List.copyOf(command);
+        workdir = Objects.requireNonNull(workdir, "workdir").toAbsolutePath().normalize();
+        Objects.requireNonNull(proxy, "proxy");
+        if (proxy.isUnresolved() || !proxy.getAddress().isLoopbackAddress()) {
+            throw new IllegalArgumentException("proxy: " + proxy + " (expected: an address on the host's loopback)");
+        }
+        caPem = Objects.requireNonNull(caPem, "caPem").clone();
+        passEnv = List.copyOf(passEnv);
+        for (String name : passEnv) {
+            checkEnvName("passEnv", name);
+        }
+        placeholders = Map.copyOf(placeholders);
+        for (String name : placeholders.keySet()) {
+            checkEnvName("placeholders", name);
+            if (passEnv.contains(name)) {
+                throw new IllegalArgumentException("passEnv: " + name + " is a secret (expected: secrets reach the "
+                        + "sandbox only as placeholders, never passed through from the host)");
+            }
+        }
+        readOnly = absolute(readOnly);
+        readWrite = absolute(readWrite);
+        hostHome = Objects.requireNonNull(hostHome, "hostHome").toAbsolutePath().normalize();
+        hostEnv = Map.copyOf(hostEnv);
+        if (insidePort < 1 || insidePort > 65535) {
+            throw new IllegalArgumentException("insidePort: " + insidePort + " (expected: 1..65535)");
+        }
+    }
+
+    @Override
+    public byte[] caPem() {
+        return caPem.clone();
+    }
+
+    /** A spec with defaults: the user's home and environment, nothing passed through, no grants, .git read-only. */
+    public static Builder builder(List<String> command, Path workdir, InetSocketAddress proxy, byte[] caPem) {
+        return new Builder(command, workdir, proxy, caPem);
+    }
+
+    @Override
+    public String toString() {
+        return "SandboxSpec[command=" + command + ", workdir=" + workdir + ", proxy=" + proxy + ", caPem="
+                + caPem.length + " bytes, passEnv=" + passEnv + ", secrets=" + placeholders.keySet() + ", readOnly="
+                + readOnly + ", readWrite=" + readWrite + ", requireLandlock=" + requireLandlock + ", gitWritable="
+                + gitWritable + ", hostHome=" + hostHome + ", insidePort=" + insidePort + "]";
+    }
+
+    private static void checkEnvName(String field, String name) {
+        if (!ENV_NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException(field + ": '" + name + "' is not a variable name (expected: "
+                    + "[A-Za-z_][A-Za-z0-9_]*)");
+        }
+    }
+
+    private static List<Path> absolute(List<Path> paths) {
+        List<Path> out = new ArrayList<>();
+        for (Path p : paths) {
+            out.add(p.toAbsolutePath().normalize());
+        }
+        return List.copyOf(out);
+    }
+
+    /** Builds a {@link SandboxSpec}. */
+    public static final class Builder {
+        private final List<String> command;
+        private final Path workdir;
+        private final InetSocketAddress proxy;
+        private final byte[] caPem;
+        private final List<String> passEnv = new ArrayList<>();
+        private final Map<String, String> placeholders = new LinkedHashMap<>();
+        private final List<Path> readOnly = new ArrayList<>();
+        private final List<Path> readWrite = new ArrayList<>();
+        private boolean requireLandlock;
+        private boolean gitWritable;
+        private Path hostHome = Path.of(System.getProperty("user.home"));
+        private Map<String, String> hostEnv = System.getenv();
+        private int insidePort = DEFAULT_INSIDE_PORT;
+
+        private Builder(List<String> command, Path workdir, InetSocketAddress proxy, byte[] caPem) {
+            this.command = command;
+            this.workdir = workdir;
+            this.proxy = proxy;
+            this.caPem = caPem;
+        }
+
+        public Builder passEnv(String name) {
+            passEnv.add(name);
+            return this;
+        }
+
+        public Builder placeholder(String secretName, String placeholder) {
+            placeholders.put(secretName, placeholder);
+            return this;
+        }
+
+        public Builder readOnly(Path path) {
+            readOnly.add(path);
+            return this;
+        }
+
+        public Builder readWrite(Path path) {
+            readWrite.add(path);
+            return this;
+        }
+
+        public Builder requireLandlock(boolean require) {
+            this.requireLandlock = require;
+            return this;
+        }
+
+        public Builder gitWritable(boolean writable) {
+            this.gitWritable = writable;
+            return this;
+        }
+
+        public Builder hostHome(Path home) {
+            this.hostHome = home;
+            return this;
+        }
+
+        public Builder hostEnv(Map<String, String> env) {
+            this.hostEnv = env;
+            return this;
+        }
+
+        public Builder insidePort(int port) {
+            this.insidePort = port;
+            return this;
+        }
+
+        public SandboxSpec build() {
+            return new SandboxSpec(command, workdir, proxy, caPem, passEnv, placeholders, readOnly, readWrite,
+                    requireLandlock, gitWritable, hostHome, hostEnv, insidePort);
+        }
+    }
+}

@@ -1,0 +1,139 @@
+package dev.sallyport.sandbox.internal;
+
+import dev.sallyport.sandbox.BubblewrapProbe.Bubblewrap;
+import dev.sallyport.sandbox.SandboxException;
+import dev.sallyport.sandbox.SandboxSpec;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Builds bwrap's argument list: the namespaces and process flags, then the mounts in an order where later
+ * mounts win (system folders read-only, private {@code /tmp}, hidden home, grants, the workspace, the protected
+ * paths inside it, the sandbox's own read-only files), then the seccomp fd and the {@link Inside} JVM.
+ */
+public final class BwrapCommand {
+    /** Where the runtime folder (socket, launch file, trust files) appears inside. */
+    public static final String RUN_DIR = "/run/sallyport";
+    /** Where this module's classes appear inside. */
+    public static final String CLASSES_DIR = "/run/sallyport-classes";
+    /** The fd number bwrap reads the seccomp program from. */
+    public static final int SECCOMP_FD = 3;
+    static final List<String> SYSTEM_DIRS = List.of("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32");
+    /** The only /etc entries the sandbox sees (no shadow, sudoers, ssh host keys, machine secrets). */
+    static final List<String> ETC_ENTRIES = List.of("alternatives", "ssl", "ca-certificates",
+            "ca-certificates.conf", "pki", "crypto-policies", "passwd", "group", "nsswitch.conf", "host.conf",
+            "gai.conf", "services", "protocols", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime",
+            "timezone", "os-release", "lsb-release", "debian_version", "mime.types", "gitconfig", "bash.bashrc",
+            "profile", "profile.d", "inputrc", "terminfo", "locale.alias", "locale.conf", "default", "python3", "python3.11", "python3.12", "perl", "npmrc", "magic", "mailcap", "manpath.config",
+            "login.defs", "shells", "environment");
+    /** Private-key folders inside the allowed /etc entries: hidden under an empty tmpfs. */
+    static final List<String> ETC_MASKED = List.of("/etc/ssl/private", "/etc/pki/tls/private", "/etc/pki/CA/private");
+
+    private final List<String> args = new ArrayList<>();
+
+    private BwrapCommand() {
+    }
+
+    /**
+     * @param runtime host folder mounted read-only at {@link #RUN_DIR} (holds {@code proxy.sock}, {@code launch},
+     *                trust files, {@code resolv.conf}, {@code hosts})
+     * @param classes this module's classes (folder or jar) for the {@link Inside} JVM
+     */
+    public static List<String> build(Bubblewrap bwrap, SandboxSpec spec, ProtectedPaths.Plan plan, Path runtime,
+                                     Path classes, Path javaHome) throws SandboxException {
+        BwrapCommand c = new BwrapCommand();
+        c.add(bwrap.path().toString());
+        c.add("--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+                "--unshare-cgroup-try", "--hostname", "sallyport-sandbox", "--die-with-parent", "--new-session",
+                "--cap-drop", "ALL");
+        if (bwrap.supportsDisableUserns()) {
+            c.add("--disable-userns");
+        }
+        c.add("--clearenv", "--setenv", "PATH", SandboxEnvironment.DEFAULT_PATH);
+        c.systemFolders();
+        c.add("--ro-bind", runtime.resolve("resolv.conf").toString(), "/etc/resolv.conf");
+        c.add("--ro-bind", runtime.resolve("hosts").toString(), "/etc/hosts");
+        c.add("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm", "--tmpfs", "/tmp");
+        c.add("--tmpfs", spec.hostHome().toString());
+        c.add("--ro-bind", javaHome.toString(), javaHome.toString());
+        for (Path p : spec.readOnly()) {
+            c.add("--ro-bind", existing("readOnly", p), p.toString());
+        }
+        for (Path p : spec.readWrite()) {
+            c.add("--bind", existing("readWrite", p), p.toString());
+        }
+        c.add("--bind", spec.workdir().toString(), spec.workdir().toString());
+        if (plan.gitBind() != null) {
+            c.add("--bind", plan.gitBind().toString(), plan.gitBind().toString());
+        }
+        for (ProtectedPaths.Entry e : plan.readOnly()) {
+            if (e.existed()) {
+                c.add("--ro-bind", e.path().toString(), e.path().toString());
+            } else {
+                c.add("--ro-bind", runtime.resolve("empty").toString(), e.path().toString());
+            }
+        }
+        c.add("--ro-bind", runtime.toString(), RUN_DIR);
+        c.add("--ro-bind", classes.toString(), Files.isDirectory(classes) ? CLASSES_DIR
+                : CLASSES_DIR + "/" + classes.getFileName());
+        c.add("--chdir", spec.workdir().toString(), "--seccomp", Integer.toString(SECCOMP_FD), "--");
+        c.add(javaHome.resolve("bin/java").toString(), "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-XX:-UsePerfData", "-Xmx64m", "-Xss512k", "-Xshare:auto", "--enable-native-access=ALL-UNNAMED",
+                "-cp", Files.isDirectory(classes) ? CLASSES_DIR : CLASSES_DIR + "/" + classes.getFileName(),
+                Inside.class.getName(), RUN_DIR + "/launch");
+        return List.copyOf(c.args);
+    }
+
+    private void systemFolders() {
+        add("--ro-bind", "/usr", "/usr");
+        for (String dir : SYSTEM_DIRS) {
+            Path p = Path.of(dir);
+            if (Files.isSymbolicLink(p)) {
+                try {
+                    add("--symlink", Files.readSymbolicLink(p).toString(), dir);
+                } catch (java.io.IOException e) {
+                    // unreadable link: leave the folder out
+                }
+            } else if (Files.isDirectory(p)) {
+                add("--ro-bind", dir, dir);
+            }
+        }
+        if (Files.isDirectory(Path.of("/opt"))) {
+            add("--ro-bind", "/opt", "/opt");
+        }
+        add("--dir", "/etc");
+        List<String> entries = new ArrayList<>(ETC_ENTRIES);
+        // Debian's JDKs keep conf/security in /etc/java-N-openjdk (symlinked from the JDK folder).
+        try (var etc = Files.list(Path.of("/etc"))) {
+            etc.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("java-") || n.equals("java"))
+                    .sorted().forEach(entries::add);
+        } catch (java.io.IOException e) {
+            // no /etc listing: the fixed entries still apply
+        }
+        for (String name : entries) {
+            Path p = Path.of("/etc", name);
+            if (Files.exists(p)) {
+                add("--ro-bind", p.toString(), p.toString());
+            }
+        }
+        for (String masked : ETC_MASKED) {
+            if (Files.isDirectory(Path.of(masked))) {
+                add("--tmpfs", masked);
+            }
+        }
+    }
+
+    private static String existing(String field, Path p) throws SandboxException {
+        if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+            throw new SandboxException(field + ": " + p + " does not exist (expected: an existing file or folder)");
+        }
+        return p.toString();
+    }
+
+    private void add(String... more) {
+        args.addAll(List.of(more));
+    }
+}

@@ -1,0 +1,107 @@
+package dev.sallyport.sandbox.internal;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What the host tells {@link Inside}: the command, its exact environment, the forwarder's port and socket, and
+ * the Landlock rules. Travels as a read-only file (not argv or environment, so the setup JVM's {@code /proc}
+ * entries show nothing but the file's name).
+ */
+public record Launch(List<String> command, Map<String, String> env, String cwd, int port, String socket,
+                     boolean requireLandlock, List<String> readPaths, List<String> writePaths,
+                     List<String> devicePaths) {
+    private static final int MAGIC = 0x53504c31; // "SPL1"
+
+    public Launch {
+        command = List.copyOf(command);
+        env = Map.copyOf(env);
+        readPaths = List.copyOf(readPaths);
+        writePaths = List.copyOf(writePaths);
+        devicePaths = List.copyOf(devicePaths);
+    }
+
+    public byte[] encode() {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeInt(MAGIC);
+            writeList(out, command);
+            out.writeInt(env.size());
+            for (Map.Entry<String, String> e : new java.util.TreeMap<>(env).entrySet()) {
+                writeString(out, e.getKey());
+                writeString(out, e.getValue());
+            }
+            writeString(out, cwd);
+            out.writeInt(port);
+            writeString(out, socket);
+            out.writeBoolean(requireLandlock);
+            writeList(out, readPaths);
+            writeList(out, writePaths);
+            writeList(out, devicePaths);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+        return bytes.toByteArray();
+    }
+
+    public static Launch decode(byte[] data) throws IOException {
+        DataInputStream in = new DataInputStream(new ByteArrayInputStream(data));
+        if (in.readInt() != MAGIC) {
+            throw new IOException("launch file: bad header (expected: a file written by this sallyport version)");
+        }
+        List<String> command = readList(in);
+        int n = in.readInt();
+        Map<String, String> env = new LinkedHashMap<>();
+        for (int i = 0; i < n; i++) {
+            env.put(readString(in), readString(in));
+        }
+        return new Launch(command, env, readString(in), in.readInt(), readString(in), in.readBoolean(),
+                readList(in), readList(in), readList(in));
+    }
+
+    private static void writeList(DataOutputStream out, List<String> list) throws IOException {
+        out.writeInt(list.size());
+        for (String s : list) {
+            writeString(out, s);
+        }
+    }
+
+    private static void writeString(DataOutputStream out, String s) throws IOException {
+        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        out.writeInt(b.length);
+        out.write(b);
+    }
+
+    private static List<String> readList(DataInputStream in) throws IOException {
+        int n = in.readInt();
+        if (n < 0 || n > 100_000) {
+            throw new IOException("launch file: list of " + n + " entries (expected: 0..100000)");
+        }
+        List<String> list = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            list.add(readString(in));
+        }
+        return list;
+    }
+
+    private static String readString(DataInputStream in) throws IOException {
+        int n = in.readInt();
+        if (n < 0 || n > 16 << 20) {
+            throw new IOException("launch file: string of " + n + " bytes (expected: 0..16 MiB)");
+        }
+        return new String(in.readNBytes(n), StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public String toString() {
+        return "Launch[command=" + command + ", env=" + env.keySet() + ", cwd=" + cwd + ", port=" + port + "]";
+    }
+}

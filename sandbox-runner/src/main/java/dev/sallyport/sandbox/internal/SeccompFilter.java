@@ -1,0 +1,84 @@
+package dev.sallyport.sandbox.internal;
+
+import java.util.List;
+
+/**
+ * The sandbox's seccomp program: a deny list on top of the namespaces. It checks the architecture first (a
+ * mismatch, e.g. an i386 {@code int 0x80} call on x86_64, kills the process) and kills x32 calls; then it answers
+ * {@code EPERM} for kernel interfaces a build or agent has no business with and that widen the attack surface or
+ * undo the isolation (ptrace, cross-process memory, bpf, perf, keyrings, userfaultfd, namespaces, mounts, kexec,
+ * modules, open_by_handle_at), {@code ENOSYS} for io_uring and clone3 (so libraries fall back to the calls this
+ * filter can inspect), {@code EPERM} for {@code clone} with namespace flags, and allows {@code socket} only for
+ * {@code AF_UNIX}, {@code AF_INET} and {@code AF_INET6} and never with {@code SOCK_RAW} or {@code SOCK_PACKET}.
+ */
+public final class SeccompFilter {
+    static final int RET_KILL_PROCESS = 0x80000000;
+    static final int RET_ALLOW = 0x7fff0000;
+    static final int RET_ERRNO = 0x00050000;
+    static final int EPERM = 1;
+    static final int ENOSYS = 38;
+    static final int X32_SYSCALL_BIT = 0x40000000;
+    static final int OFFSET_NR = 0;
+    static final int OFFSET_ARCH = 4;
+    static final int OFFSET_ARG0 = 16;
+    static final int OFFSET_ARG1 = 24;
+    /** CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET. */
+    static final int CLONE_NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000
+            | 0x20000000 | 0x40000000;
+    static final int AF_UNIX = 1;
+    static final int AF_INET = 2;
+    static final int AF_INET6 = 10;
+    static final int SOCK_RAW = 3;
+    static final int SOCK_PACKET = 10;
+    static final int SOCK_TYPE_MASK = 0xf;
+
+    static final List<String> DENIED_EPERM = List.of(
+            "ptrace", "process_vm_readv", "process_vm_writev", "bpf", "perf_event_open", "userfaultfd",
+            "keyctl", "add_key", "request_key", "unshare", "setns",
+            "mount", "umount2", "pivot_root", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick",
+            "mount_setattr", "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+            "open_by_handle_at", "chroot");
+    static final List<String> DENIED_ENOSYS = List.of("io_uring_setup", "io_uring_enter", "io_uring_register", "clone3");
+
+    private SeccompFilter() {
+    }
+
+    /** The filter for the architecture this JVM runs on, as the bytes bwrap's {@code --seccomp FD} reads. */
+    public static byte[] forCurrentArch() {
+        return build(Arch.current());
+    }
+
+    static byte[] build(Arch arch) {
+        Bpf bpf = new Bpf();
+        bpf.load(OFFSET_ARCH).jumpIfEqual(arch.auditArch(), "arch_ok", "kill");
+        bpf.label("arch_ok").load(OFFSET_NR);
+        if (arch == Arch.X86_64) {
+            bpf.jumpIfAnySet(X32_SYSCALL_BIT, "kill", null);
+        }
+        for (String name : DENIED_EPERM) {
+            bpf.jumpIfEqual(arch.nr(name), "eperm", null);
+        }
+        for (String name : DENIED_ENOSYS) {
+            bpf.jumpIfEqual(arch.nr(name), "enosys", null);
+        }
+        bpf.jumpIfEqual(arch.nr("clone"), "clone", null);
+        bpf.jumpIfEqual(arch.nr("socket"), "socket", "allow");
+
+        bpf.label("clone").load(OFFSET_ARG0).jumpIfAnySet(CLONE_NAMESPACE_FLAGS, "eperm", "allow");
+
+        bpf.label("socket").load(OFFSET_ARG0)
+                .jumpIfEqual(AF_UNIX, "allow", null)
+                .jumpIfEqual(AF_INET, "socket_type", null)
+                .jumpIfEqual(AF_INET6, "socket_type", "eperm");
+        // The type argument carries SOCK_NONBLOCK/SOCK_CLOEXEC in its high bits: compare the low nibble only.
+        bpf.label("socket_type").load(OFFSET_ARG1).and(SOCK_TYPE_MASK)
+                .jumpIfEqual(SOCK_RAW, "eperm", null)
+                .jumpIfEqual(SOCK_PACKET, "eperm", "allow");
+
+        bpf.label("allow").ret(RET_ALLOW);
+        bpf.label("eperm").ret(RET_ERRNO | EPERM);
+        bpf.label("enosys").ret(RET_ERRNO | ENOSYS);
+        bpf.label("kill").ret(RET_KILL_PROCESS);
+        return bpf.assemble();
+    }
+}

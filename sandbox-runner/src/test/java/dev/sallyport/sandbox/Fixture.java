@@ -1,0 +1,107 @@
+package dev.sallyport.sandbox;
+
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Per-test world: a workspace, a fake host home with a fake SSH key, a CA made by openssl, and a stand-in
+ * "proxy" (an HTTP server on the host's loopback that records what reaches it).
+ */
+final class Fixture implements AutoCloseable {
+    static final Duration TIMEOUT = Duration.ofSeconds(60);
+
+    final Path root;
+    final Path workspace;
+    final Path home;
+    final byte[] caPem;
+    final HttpServer proxy;
+    final ConcurrentLinkedQueue<String> proxyRequests = new ConcurrentLinkedQueue<>();
+
+    /** What a sandbox run printed. */
+    record Run(int exit, String out, String err) {}
+
+    Fixture(Path root) throws Exception {
+        this.root = root;
+        this.workspace = Files.createDirectories(root.resolve("ws"));
+        this.home = Files.createDirectories(root.resolve("home"));
+        Files.createDirectories(home.resolve(".ssh"));
+        Files.writeString(home.resolve(".ssh/id_ed25519"), "FAKE-PRIVATE-KEY\n");
+        this.caPem = makeCa(root);
+        this.proxy = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 16);
+        proxy.createContext("/", exchange -> {
+            proxyRequests.add(exchange.getRequestMethod() + " " + exchange.getRequestURI());
+            byte[] body = "hello from the proxy\n".getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(200, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        proxy.start();
+    }
+
+    SandboxSpec.Builder spec(String script) {
+        return SandboxSpec.builder(List.of("/bin/sh", "-c", script), workspace, proxy.getAddress(), caPem)
+                .hostHome(home).hostEnv(Map.of("TERM", "dumb", "HOST_ONLY", "host-value"));
+    }
+
+    Run run(SandboxSpec spec, byte[] stdin) throws Exception {
+        try (RunningSandbox sandbox = ProcessSandbox.start(spec, Stdio.pipes())) {
+            Process p = sandbox.process();
+            CompletableFuture<String> out = CompletableFuture.supplyAsync(() -> read(p.getInputStream()));
+            CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> read(p.getErrorStream()));
+            try (var in = p.getOutputStream()) {
+                in.write(stdin);
+            } catch (IOException ignored) {
+                // the command did not read its stdin
+            }
+            Integer exit = sandbox.waitFor(TIMEOUT).orElseThrow(() -> new AssertionError("sandbox still running after "
+                    + TIMEOUT));
+            return new Run(exit, out.get(10, TimeUnit.SECONDS), err.get(10, TimeUnit.SECONDS));
+        }
+    }
+
+    /** Writes a helper script into the workspace (visible inside at the same path). */
+    Path script(String name, String text) throws IOException {
+        return Files.writeString(workspace.resolve(name), text);
+    }
+
+    Run run(String script) throws Exception {
+        return run(spec(script).build(), new byte[0]);
+    }
+
+    private static String read(java.io.InputStream in) {
+        try {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "<read failed: " + e + ">";
+        }
+    }
+
+    private static byte[] makeCa(Path dir) throws Exception {
+        Path cert = dir.resolve("ca.pem");
+        Process p = new ProcessBuilder("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                "ec_paramgen_curve:P-256", "-nodes", "-keyout", dir.resolve("ca-key.pem").toString(), "-out",
+                cert.toString(), "-days", "1", "-subj", "/CN=sallyport test CA")
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            p.destroyForcibly();
+            throw new IllegalStateException("openssl req: failed (expected: a CA certificate)");
+        }
+        return Files.readAllBytes(cert);
+    }
+
+    @Override
+    public void close() {
+        proxy.stop(0);
+    }
+}

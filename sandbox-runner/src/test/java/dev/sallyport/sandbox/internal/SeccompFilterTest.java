@@ -1,0 +1,141 @@
+package dev.sallyport.sandbox.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.api.Test;
+
+/** Runs the assembled program in a small classic-BPF interpreter, byte by byte as the kernel would read it. */
+class SeccompFilterTest {
+    static final int AUDIT_ARCH_I386 = 0x40000003;
+    static final int AUDIT_ARCH_ARM = 0x40000028;
+
+    /** Interprets a seccomp program against one {@code struct seccomp_data}. */
+    static int evaluate(byte[] program, int arch, int nr, long... args) {
+        ByteBuffer data = ByteBuffer.allocate(64).order(ByteOrder.LITTLE_ENDIAN);
+        data.putInt(0, nr).putInt(4, arch);
+        for (int i = 0; i < args.length; i++) {
+            data.putLong(16 + 8 * i, args[i]);
+        }
+        ByteBuffer code = ByteBuffer.wrap(program).order(ByteOrder.LITTLE_ENDIAN);
+        int acc = 0;
+        int pc = 0;
+        for (int steps = 0; steps < 10_000; steps++) {
+            int base = pc * 8;
+            assertThat(base).as("pc inside the program").isLessThan(program.length);
+            int op = Short.toUnsignedInt(code.getShort(base));
+            int jt = Byte.toUnsignedInt(code.get(base + 2));
+            int jf = Byte.toUnsignedInt(code.get(base + 3));
+            int k = code.getInt(base + 4);
+            switch (op) {
+                case Bpf.LD_W_ABS -> {
+                    assertThat(k % 4).isZero();
+                    acc = data.getInt(k);
+                    pc++;
+                }
+                case Bpf.AND_K -> {
+                    acc &= k;
+                    pc++;
+                }
+                case Bpf.JEQ_K -> pc += 1 + (acc == k ? jt : jf);
+                case Bpf.JSET_K -> pc += 1 + ((acc & k) != 0 ? jt : jf);
+                case Bpf.RET_K -> {
+                    return k;
+                }
+                default -> throw new AssertionError("unexpected opcode 0x" + Integer.toHexString(op) + " at " + pc);
+            }
+        }
+        throw new AssertionError("program did not return");
+    }
+
+    static final int ALLOW = SeccompFilter.RET_ALLOW;
+    static final int EPERM = SeccompFilter.RET_ERRNO | SeccompFilter.EPERM;
+    static final int ENOSYS = SeccompFilter.RET_ERRNO | SeccompFilter.ENOSYS;
+    static final int KILL = SeccompFilter.RET_KILL_PROCESS;
+
+    @ParameterizedTest
+    @EnumSource(Arch.class)
+    void deniesTheListedCallsAndAllowsOthers(Arch arch) {
+        byte[] p = SeccompFilter.build(arch);
+        int a = arch.auditArch();
+        for (String name : SeccompFilter.DENIED_EPERM) {
+            assertThat(evaluate(p, a, arch.nr(name))).as(name).isEqualTo(EPERM);
+        }
+        for (String name : SeccompFilter.DENIED_ENOSYS) {
+            assertThat(evaluate(p, a, arch.nr(name))).as(name).isEqualTo(ENOSYS);
+        }
+        for (String name : new String[] {"openat", "close", "prctl", "landlock_create_ruleset",
+                "landlock_add_rule", "landlock_restrict_self"}) {
+            assertThat(evaluate(p, a, arch.nr(name))).as(name).isEqualTo(ALLOW);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Arch.class)
+    void cloneIsAllowedForThreadsAndProcessesButNotNamespaces(Arch arch) {
+        byte[] p = SeccompFilter.build(arch);
+        int clone = arch.nr("clone");
+        long thread = 0x003d0f00L; // CLONE_VM|FS|FILES|SIGHAND|THREAD|SYSVSEM|SETTLS|PARENT_SETTID|CHILD_CLEARTID
+        assertThat(evaluate(p, arch.auditArch(), clone, thread)).isEqualTo(ALLOW);
+        assertThat(evaluate(p, arch.auditArch(), clone, 0x11 /* SIGCHLD */)).isEqualTo(ALLOW);
+        for (long ns : new long[] {0x10000000L, 0x40000000L, 0x20000000L, 0x00020000L, 0x08000000L, 0x04000000L,
+                0x02000000L}) {
+            assertThat(evaluate(p, arch.auditArch(), clone, 0x11 | ns)).as("flag 0x%x", ns).isEqualTo(EPERM);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Arch.class)
+    void socketsOnlyUnixAndInetWithoutRaw(Arch arch) {
+        byte[] p = SeccompFilter.build(arch);
+        int socket = arch.nr("socket");
+        int a = arch.auditArch();
+        long cloexecNonblock = 0x80000 | 0x800;
+        assertThat(evaluate(p, a, socket, 1, 1)).isEqualTo(ALLOW);                    // AF_UNIX stream
+        assertThat(evaluate(p, a, socket, 2, 1 | cloexecNonblock)).isEqualTo(ALLOW);  // AF_INET stream
+        assertThat(evaluate(p, a, socket, 10, 2)).isEqualTo(ALLOW);                   // AF_INET6 dgram
+        assertThat(evaluate(p, a, socket, 2, 3)).isEqualTo(EPERM);                    // SOCK_RAW
+        assertThat(evaluate(p, a, socket, 10, 3 | cloexecNonblock)).isEqualTo(EPERM);
+        assertThat(evaluate(p, a, socket, 2, 10)).isEqualTo(EPERM);                   // SOCK_PACKET
+        for (long family : new long[] {17 /* packet */, 16 /* netlink */, 40 /* vsock */, 38 /* alg */, 31 /* bt */}) {
+            assertThat(evaluate(p, a, socket, family, 1)).as("family %d", family).isEqualTo(EPERM);
+        }
+    }
+
+    @Test
+    void otherArchitecturesAndX32AreKilled() {
+        byte[] p = SeccompFilter.build(Arch.X86_64);
+        assertThat(evaluate(p, AUDIT_ARCH_I386, 1)).isEqualTo(KILL);
+        assertThat(evaluate(p, Arch.AARCH64.auditArch(), 1)).isEqualTo(KILL);
+        assertThat(evaluate(p, Arch.X86_64.auditArch(), 0x40000000 | 41)).isEqualTo(KILL);
+        assertThat(evaluate(p, Arch.X86_64.auditArch(), 0x40000000 | 1)).isEqualTo(KILL);
+        assertThat(evaluate(p, Arch.X86_64.auditArch(), 1)).isEqualTo(ALLOW);
+        byte[] arm = SeccompFilter.build(Arch.AARCH64);
+        assertThat(evaluate(arm, AUDIT_ARCH_ARM, 1)).isEqualTo(KILL);
+        assertThat(evaluate(arm, Arch.X86_64.auditArch(), 1)).isEqualTo(KILL);
+    }
+
+    @Test
+    void programStartsWithTheArchitectureCheck() {
+        byte[] p = SeccompFilter.build(Arch.X86_64);
+        ByteBuffer code = ByteBuffer.wrap(p).order(ByteOrder.LITTLE_ENDIAN);
+        assertThat(p.length % 8).isZero();
+        assertThat(code.getShort(0)).isEqualTo((short) Bpf.LD_W_ABS);
+        assertThat(code.getInt(4)).isEqualTo(4);                     // seccomp_data.arch
+        assertThat(code.getShort(8)).isEqualTo((short) Bpf.JEQ_K);
+        assertThat(code.getInt(12)).isEqualTo(0xC000003E);           // AUDIT_ARCH_X86_64
+        assertThat(p.length / 8).isLessThan(100);
+    }
+
+    @Test
+    void assemblerRefusesUnknownAndBackwardLabels() {
+        assertThatThrownBy(() -> new Bpf().jumpIfEqual(1, "nowhere", null).assemble())
+                .hasMessageContaining("nowhere: not defined");
+        assertThatThrownBy(() -> new Bpf().label("x").jumpIfEqual(1, "x", null).ret(0).assemble())
+                .hasMessageContaining("(expected: 0..255, forward)");
+    }
+}
