@@ -80,9 +80,13 @@ public final class ExchangeSecrets {
         return new Injected(injected);
     }
 
-    /** Asks upstream not to compress: {@code Accept-Encoding: identity}; drops {@code TE} codings. */
+    /**
+     * Asks upstream not to compress: {@code Accept-Encoding: identity}, no {@code TE} codings, and no
+     * {@code Sec-WebSocket-Extensions} (permessage-deflate frames could not be scrubbed).
+     */
     public static void forceIdentityEncoding(HttpHeaders headers) {
         headers.set(HttpHeaderNames.ACCEPT_ENCODING, HttpHeaderValues.IDENTITY);
+        headers.remove(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
         if (headers.contains(HttpHeaderNames.TE)) {
             boolean trailers = headers.containsValue(HttpHeaderNames.TE, HttpHeaderValues.TRAILERS, true);
             headers.remove(HttpHeaderNames.TE);

@@ -82,6 +82,9 @@ final class PatternSet {
             return null;
         }
         Pattern[] candidates = byFirstByte[buf[pos] & 0xFF];
+        if (candidates == null) {
+            return null;
+        }
         for (Pattern p : candidates) {
             int len = p.bytes.length;
             if (pos + len <= end && Arrays.equals(buf, pos, pos + len, p.bytes, 0, len)) {
@@ -89,6 +92,33 @@ final class PatternSet {
             }
         }
         return null;
+    }
+
+    /**
+     * True if {@code buf[pos, end)} is a proper prefix of some pattern: a match could start at {@code pos}
+     * once more bytes arrive.
+     */
+    boolean prefixAt(byte[] buf, int pos, int end) {
+        int have = end - pos;
+        if (have <= 0 || have >= maxLength) {
+            return false;
+        }
+        if (have >= 2) {
+            int pair = (buf[pos] & 0xFF) << 8 | (buf[pos + 1] & 0xFF);
+            if ((pairFilter[pair >>> 6] & (1L << pair)) == 0) {
+                return false;
+            }
+        }
+        Pattern[] candidates = byFirstByte[buf[pos] & 0xFF];
+        if (candidates == null) {
+            return false;
+        }
+        for (Pattern p : candidates) {
+            if (p.bytes.length > have && Arrays.equals(buf, pos, end, p.bytes, 0, have)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Every position with a match in {@code [0, end)}, longest pattern per position. */

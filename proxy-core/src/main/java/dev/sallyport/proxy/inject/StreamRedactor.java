@@ -7,8 +7,8 @@ import java.util.Arrays;
 /**
  * Streaming, length-preserving redaction of every pattern of one or two {@link PatternSet}s.
  *
- * <p>Memory: between calls it keeps only the last {@code maxLength - 1} bytes (a match may start
- * there), plus a fixed work array. Every position is evaluated once all the bytes its longest pattern
+ * <p>Memory: between calls it keeps at most the last {@code maxLength - 1} bytes, and only those that
+ * could still be the start of a match (so ordinary text is never delayed), plus a fixed work array. Every position is evaluated once all the bytes its longest pattern
  * could cover have arrived, so matches split across chunks (down to one byte per chunk) are found.
  * Overlapping and adjacent matches are merged: the redacted bytes are the union of all match intervals,
  * so a pattern that starts inside another one cannot leave its tail visible.
@@ -107,8 +107,22 @@ final class StreamRedactor {
         return Math.max(la, lb);
     }
 
+    /**
+     * Bytes held back at the end of a chunk: from the first position (among the last {@code maxLength - 1})
+     * where the remaining bytes are a proper prefix of some pattern. Text that cannot start a secret is
+     * never delayed, which keeps streamed responses (SSE, WebSocket) flowing.
+     */
+    private int holdFrom(int len) {
+        for (int p = Math.max(0, len - (maxLength - 1)); p < len; p++) {
+            if (first.prefixAt(window, p, len) || second.prefixAt(window, p, len)) {
+                return p;
+            }
+        }
+        return len;
+    }
+
     private void process(int len, boolean last, ByteBuf out) {
-        int limit = last ? len : Math.max(0, len - (maxLength - 1));
+        int limit = last ? len : holdFrom(len);
         int plainStart = 0;
         for (int p = 0; p < limit; p++) {
             int m = longest(first, second, window, p, len);

@@ -221,9 +221,11 @@ class InjectionTest {
 
     @Test
     void boundHostGetsIdentityEncodingEvenWithoutInjection() {
-        HttpHeaders h = headers("Accept-Encoding", "gzip, br", "TE", "trailers, deflate");
+        HttpHeaders h = headers("Accept-Encoding", "gzip, br", "TE", "trailers, deflate",
+                "Sec-WebSocket-Extensions", "permessage-deflate");
         store.exchange("registry.example.com").inject(h, "/");
         assertThat(h.get("Accept-Encoding")).isEqualTo("identity");
+        assertThat(h.contains("Sec-WebSocket-Extensions")).isFalse();
         assertThat(h.get("TE")).isEqualTo("trailers");
     }
 
