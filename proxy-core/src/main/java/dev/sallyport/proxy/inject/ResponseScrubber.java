@@ -107,7 +107,8 @@ public final class ResponseScrubber implements AutoCloseable {
             head.setStatus(new HttpResponseStatus(st.code(), reason));
         }
         scrubHeaders(head.headers());
-        if (sensitive) {
+        int code = st.code();
+        if (sensitive && code >= 200 && code != 204 && code != 304) {
             planDecoding(head);
         }
     }

@@ -227,6 +227,15 @@ class ResponseScrubberTest {
     }
 
     @Test
+    void bodilessStatusesKeepTheirHeaders() throws Exception {
+        HttpResponse h = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.NOT_MODIFIED);
+        h.headers().add("Content-Encoding", "br").add("ETag", "\"x\"");
+        scrubber.onHead(h);
+        assertThat(h.headers().get("Content-Encoding")).isEqualTo("br");
+        assertThat(h.headers().contains("Transfer-Encoding")).isFalse();
+    }
+
+    @Test
     void unboundHostsPassCompressedBodiesThroughButStillScrubRawBytes() throws Exception {
         try (ResponseScrubber other = store.exchange("cdn.example.org").responseScrubber(ByteBufAllocator.DEFAULT, CAP)) {
             byte[] gz = gzip(bytes("zzz"));
