@@ -3,6 +3,7 @@ package dev.sallyport.proxy.inject;
 import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.SecretSpec;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
@@ -39,13 +40,45 @@ public final class Placeholders {
     private static final int BODY_CHARS = 26;
     private static final char[] BASE32 = "abcdefghijklmnopqrstuvwxyz234567".toCharArray();
 
-    private final byte[] key;
+    private volatile byte[] key;
+    private final Path deferredDir;
 
     private Placeholders(byte[] key) {
         if (key.length != KEY_BYTES) {
             throw new IllegalArgumentException("placeholder key: " + key.length + " bytes (expected: " + KEY_BYTES + ")");
         }
         this.key = key.clone();
+        this.deferredDir = null;
+    }
+
+    private Placeholders(Path deferredDir) {
+        this.deferredDir = deferredDir;
+    }
+
+    /**
+     * Like {@link #fromStateDirectory} but reads (or creates) the key only when a placeholder is first
+     * needed, so a proxy without secrets leaves the state directory alone. A key that cannot be read then
+     * surfaces as an {@link UncheckedIOException}, which {@link SecretStore#load} reports as a load problem.
+     */
+    public static Placeholders deferred(Path stateDir) {
+        return new Placeholders(stateDir);
+    }
+
+    private byte[] key() {
+        byte[] k = key;
+        if (k == null) {
+            synchronized (this) {
+                if (key == null) {
+                    try {
+                        key = loadOrCreateKey(deferredDir.resolve(KEY_FILE));
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e.getMessage(), e);
+                    }
+                }
+                k = key;
+            }
+        }
+        return k;
     }
 
     /** Reads {@code stateDir/placeholder.key}, creating it (0600) if it does not exist yet. */
@@ -91,7 +124,7 @@ public final class Placeholders {
     public String derive(String name) {
         try {
             Mac mac = Mac.getInstance("HmacSHA256");
-            mac.init(new SecretKeySpec(key, "HmacSHA256"));
+            mac.init(new SecretKeySpec(key(), "HmacSHA256"));
             byte[] h = mac.doFinal(("sallyport-placeholder-v1:" + name).getBytes(StandardCharsets.UTF_8));
             StringBuilder sb = new StringBuilder(PREFIX.length() + BODY_CHARS).append(PREFIX);
             long bits = 0;

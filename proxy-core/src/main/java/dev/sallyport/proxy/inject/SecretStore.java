@@ -64,7 +64,13 @@ public final class SecretStore implements AutoCloseable {
         Map<String, String> seen = new HashMap<>();
         for (int i = 0; i < specs.size(); i++) {
             SecretSpec spec = specs.get(i);
-            String ph = placeholders.placeholderFor(spec);
+            String ph;
+            try {
+                ph = placeholders.placeholderFor(spec);
+            } catch (java.io.UncheckedIOException e) {
+                throw new SecretLoadException(List.of("secrets[" + i + "] " + spec.name() + ": placeholder key: "
+                        + e.getMessage()));
+            }
             String other = seen.putIfAbsent(ph, spec.name());
             if (other != null) {
                 problems.add("secrets[" + i + "] " + spec.name() + ": placeholder is the same as " + other

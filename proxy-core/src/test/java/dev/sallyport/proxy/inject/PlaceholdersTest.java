@@ -75,6 +75,25 @@ class PlaceholdersTest {
     }
 
     @Test
+    void deferredKeyIsReadOnFirstUseOnly() throws Exception {
+        Placeholders deferred = Placeholders.deferred(state);
+        SecretStore none = SecretStore.load(java.util.List.of(), deferred, k -> null, java.time.InstantSource.system());
+        assertThat(none.isEmpty()).isTrue();
+        assertThat(Files.exists(state.resolve(Placeholders.KEY_FILE))).isFalse();
+        assertThat(deferred.derive("A")).isEqualTo(Placeholders.fromStateDirectory(state).derive("A"));
+    }
+
+    @Test
+    void unreadableDeferredKeyIsALoadProblem() throws Exception {
+        Path bad = Files.createDirectories(state.resolve("bad"));
+        Files.write(bad.resolve(Placeholders.KEY_FILE), new byte[3]);
+        assertThatThrownBy(() -> SecretStore.load(java.util.List.of(Fixtures.env("A", java.util.List.of("a.example.com"),
+                java.util.List.of("Authorization"))), Placeholders.deferred(bad), k -> "aaaaaaaaaa", java.time.InstantSource.system()))
+                .isInstanceOf(SecretLoadException.class)
+                .hasMessageStartingWith("secrets[0] A: placeholder key: " + bad.resolve(Placeholders.KEY_FILE) + ": 3 bytes");
+    }
+
+    @Test
     void noSecretsNeedsNoKey() throws Exception {
         assertThat(Placeholders.forPolicy(PolicyLoader.parse("mode: enforce\n", "p.yaml"), state)).isEmpty();
         assertThat(Files.exists(state.resolve(Placeholders.KEY_FILE))).isFalse();
