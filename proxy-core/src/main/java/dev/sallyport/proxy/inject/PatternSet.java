@@ -72,6 +72,25 @@ final class PatternSet {
         return maxLength;
     }
 
+    /**
+     * The first position in {@code [from, to)} where a pattern could start (its first two bytes pass the
+     * filter, using bytes before {@code end}), or {@code to}. The tight loop of every scan.
+     */
+    int nextCandidate(byte[] buf, int from, int to, int end) {
+        if (size == 0) {
+            return to;
+        }
+        int last = Math.min(to, end - 1);
+        long[] filter = pairFilter;
+        for (int i = from; i < last; i++) {
+            int pair = (buf[i] & 0xFF) << 8 | (buf[i + 1] & 0xFF);
+            if ((filter[pair >>> 6] & (1L << pair)) != 0) {
+                return i;
+            }
+        }
+        return to;
+    }
+
     /** The longest pattern that occurs at {@code pos} using only bytes before {@code end}, or null. */
     Pattern longestAt(byte[] buf, int pos, int end) {
         if (pos + 1 >= end) {
@@ -124,7 +143,7 @@ final class PatternSet {
     /** Every position with a match in {@code [0, end)}, longest pattern per position. */
     List<Hit> findAll(byte[] buf, int end) {
         List<Hit> hits = null;
-        for (int i = 0; i + 1 < end; i++) {
+        for (int i = nextCandidate(buf, 0, end, end); i + 1 < end; i = nextCandidate(buf, i + 1, end, end)) {
             Pattern p = longestAt(buf, i, end);
             if (p != null) {
                 if (hits == null) {

@@ -64,7 +64,8 @@ public final class RequestBodyGuard {
 
     private void scan(int len, boolean last) {
         int limit = last ? len : Math.max(0, len - keep);
-        for (int p = 0; p < limit; p++) {
+        for (int p = patterns.nextCandidate(window, 0, limit, len); p < limit;
+                p = patterns.nextCandidate(window, p + 1, limit, len)) {
             PatternSet.Pattern m = patterns.longestAt(window, p, len);
             if (m != null && judge(m)) {
                 return;

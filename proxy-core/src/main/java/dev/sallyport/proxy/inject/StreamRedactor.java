@@ -85,6 +85,9 @@ final class StreamRedactor {
         byte[] out = null;
         int run = 0;
         for (int p = 0; p < value.length; p++) {
+            if (p >= until) {
+                run = 0;
+            }
             int len = longest(first, second, value, p, value.length);
             until = Math.max(until, p + len);
             if (p < until) {
@@ -92,8 +95,6 @@ final class StreamRedactor {
                     out = value.clone();
                 }
                 out[p] = MARKER[run++ % MARKER.length];
-            } else {
-                run = 0;
             }
         }
         return out == null ? value : out;
@@ -124,20 +125,31 @@ final class StreamRedactor {
     private void process(int len, boolean last, ByteBuf out) {
         int limit = last ? len : holdFrom(len);
         int plainStart = 0;
-        for (int p = 0; p < limit; p++) {
-            int m = longest(first, second, window, p, len);
-            if (p + m > redactUntil) {
-                redactUntil = p + m;
-            }
+        int p = 0;
+        while (p < limit) {
             if (p < redactUntil) {
+                int m = longest(first, second, window, p, len);
+                if (p + m > redactUntil) {
+                    redactUntil = p + m;
+                }
                 if (plainStart < p) {
                     out.writeBytes(window, plainStart, p - plainStart);
                 }
                 out.writeByte(MARKER[(int) (runOffset++ % MARKER.length)]);
                 redactedBytes++;
-                plainStart = p + 1;
+                plainStart = ++p;
+                continue;
+            }
+            runOffset = 0;
+            p = Math.min(first.nextCandidate(window, p, limit, len), second.nextCandidate(window, p, limit, len));
+            if (p >= limit) {
+                break;
+            }
+            int m = longest(first, second, window, p, len);
+            if (m > 0) {
+                redactUntil = p + m;
             } else {
-                runOffset = 0;
+                p++;
             }
         }
         if (plainStart < limit) {
