@@ -146,7 +146,10 @@ public final class Placeholders {
 
     private static byte[] loadOrCreateKey(Path file) throws IOException {
         if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
-            Files.createDirectories(file.getParent());
+            if (!Files.isDirectory(file.getParent())) {
+                Files.createDirectories(file.getParent(),
+                        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+            }
             byte[] fresh = new byte[KEY_BYTES];
             new SecureRandom().nextBytes(fresh);
             Path tmp = Files.createTempFile(file.getParent(), ".placeholder-", ".tmp",
@@ -157,6 +160,12 @@ public final class Placeholders {
                     Files.createLink(file, tmp);   // atomic, never replaces an existing key
                 } catch (FileAlreadyExistsException raced) {
                     // another process created it first: use theirs
+                } catch (UnsupportedOperationException | java.nio.file.FileSystemException noLinks) {
+                    try {
+                        Files.move(tmp, file);     // no hard links here: a move that refuses to replace
+                    } catch (FileAlreadyExistsException raced) {
+                        // another process created it first: use theirs
+                    }
                 }
             } finally {
                 Arrays.fill(fresh, (byte) 0);

@@ -61,6 +61,28 @@ class PlaceholdersTest {
     }
 
     @Test
+    void concurrentFirstUseAgreesOnOneKey() throws Exception {
+        Path dir = state.resolve("race");
+        try (var pool = java.util.concurrent.Executors.newFixedThreadPool(8)) {
+            var start = new java.util.concurrent.CountDownLatch(1);
+            var results = new java.util.ArrayList<java.util.concurrent.Future<String>>();
+            for (int i = 0; i < 8; i++) {
+                results.add(pool.submit(() -> {
+                    start.await();
+                    return Placeholders.fromStateDirectory(dir).derive("A");
+                }));
+            }
+            start.countDown();
+            var distinct = new java.util.HashSet<String>();
+            for (var f : results) {
+                distinct.add(f.get(30, java.util.concurrent.TimeUnit.SECONDS));
+            }
+            assertThat(distinct).hasSize(1);
+        }
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir))).isEqualTo("rwx------");
+    }
+
+    @Test
     void differentKeysGiveDifferentPlaceholders() {
         assertThat(Placeholders.ephemeral().derive("A")).isNotEqualTo(Placeholders.ephemeral().derive("A"));
         Placeholders p = Placeholders.withKey(Fixtures.KEY);
