@@ -48,9 +48,12 @@ public final class ExchangeSecrets {
         return injected;
     }
 
-    /** {@link #inject(HttpHeaders, String)} with the request's headers and raw target ({@code uri()}). */
+    /**
+     * {@link #inject(HttpHeaders, String)} with the request's headers, and its method and raw target
+     * ({@code uri()}) as the request line to search (both are {@code url} for refusals).
+     */
     public InjectionResult inject(HttpRequest request) {
-        return inject(request.headers(), request.uri());
+        return inject(request.headers(), request.method().name() + " " + request.uri());
     }
 
     /**

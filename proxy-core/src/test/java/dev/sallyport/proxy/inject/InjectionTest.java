@@ -234,6 +234,12 @@ class InjectionTest {
         DefaultHttpRequest req = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/?q=" + ghPh);
         assertThat(store.exchange("github.example.com").inject(req))
                 .isEqualTo(new Refused("secret_wrong_place", "GH", "url"));
+        DefaultHttpRequest method = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.valueOf(ghPh.toUpperCase()), "/");
+        method.headers().add("Authorization", "Bearer " + ghPh);
+        assertThat(store.exchange("github.example.com").inject(method)).isEqualTo(new Injected(List.of("GH")));
+        DefaultHttpRequest exact = new DefaultHttpRequest(HttpVersion.HTTP_1_1, new HttpMethod(ghPh), "/");
+        assertThat(store.exchange("evil.example.net").inject(exact))
+                .isEqualTo(new Refused("secret_wrong_host", "GH", "url"));
     }
 
     @Test
