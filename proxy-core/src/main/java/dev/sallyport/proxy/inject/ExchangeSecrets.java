@@ -2,6 +2,7 @@ package dev.sallyport.proxy.inject;
 
 import dev.sallyport.proxy.inject.InjectionResult.Injected;
 import dev.sallyport.proxy.inject.InjectionResult.Refused;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -109,7 +110,7 @@ public final class ExchangeSecrets {
      * Basic credentials sent on this exchange) and, on a sensitive host, decodes gzip/deflate bodies of at
      * most {@code maxDecodedBytes}.
      */
-    public ResponseScrubber responseScrubber(io.netty.buffer.ByteBufAllocator alloc, long maxDecodedBytes) {
+    public ResponseScrubber responseScrubber(ByteBufAllocator alloc, long maxDecodedBytes) {
         List<PatternSet.Pattern> extras = new ArrayList<>(sentTokens.size());
         for (byte[] t : sentTokens) {
             extras.add(new PatternSet.Pattern(t, -1, PatternSet.Kind.VALUE));

@@ -1,5 +1,6 @@
 package dev.sallyport.proxy.inject;
 
+import java.util.Arrays;
 import java.util.zip.CRC32;
 import java.util.zip.DataFormatException;
 import java.util.zip.Inflater;
@@ -95,7 +96,7 @@ final class InflatingDecoder implements AutoCloseable {
         if (end - pos > MAX_GZIP_HEADER) {
             throw fail("header longer than " + MAX_GZIP_HEADER + " bytes");
         }
-        pending = java.util.Arrays.copyOfRange(data, pos, end);
+        pending = Arrays.copyOfRange(data, pos, end);
     }
 
     /** Parses a gzip member header or picks the deflate flavour; returns bytes used, or -1 if incomplete. */

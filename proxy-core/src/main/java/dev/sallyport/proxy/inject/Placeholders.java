@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -160,7 +161,7 @@ public final class Placeholders {
                     Files.createLink(file, tmp);   // atomic, never replaces an existing key
                 } catch (FileAlreadyExistsException raced) {
                     // another process created it first: use theirs
-                } catch (UnsupportedOperationException | java.nio.file.FileSystemException noLinks) {
+                } catch (UnsupportedOperationException | FileSystemException noLinks) {
                     try {
                         Files.move(tmp, file);     // no hard links here: a move that refuses to replace
                     } catch (FileAlreadyExistsException raced) {

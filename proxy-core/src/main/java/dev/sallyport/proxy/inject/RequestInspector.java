@@ -5,8 +5,10 @@ import dev.sallyport.proxy.inject.PatternSet.Hit;
 import dev.sallyport.proxy.inject.PatternSet.Kind;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.util.AsciiString;
+import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.BitSet;
 import java.util.List;
@@ -148,7 +150,7 @@ final class RequestInspector {
                 credential = replaceAll(credential, e.placeholderBytes, real);
                 basicDone = true;
             }
-            java.util.Arrays.fill(real, (byte) 0);
+            Arrays.fill(real, (byte) 0);
             injected.set(e.index);
         }
         if (basicDone) {
@@ -220,7 +222,7 @@ final class RequestInspector {
             return null;
         }
         try {
-            return Base64.getDecoder().decode(java.util.Arrays.copyOfRange(value, from, to));
+            return Base64.getDecoder().decode(Arrays.copyOfRange(value, from, to));
         } catch (IllegalArgumentException notBase64) {
             return null;
         }
@@ -228,7 +230,7 @@ final class RequestInspector {
 
     private static byte[] schemePrefix(byte[] value) {
         int start = skipSpaces(value, 0);
-        return java.util.Arrays.copyOfRange(value, 0, skipSpaces(value, start + 5));
+        return Arrays.copyOfRange(value, 0, skipSpaces(value, start + 5));
     }
 
     private static int skipSpaces(byte[] b, int i) {
@@ -239,10 +241,10 @@ final class RequestInspector {
     }
 
     static byte[] replaceAll(byte[] in, byte[] find, byte[] with) {
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(in.length + with.length);
+        ByteArrayOutputStream out = new ByteArrayOutputStream(in.length + with.length);
         int i = 0;
         while (i < in.length) {
-            if (i + find.length <= in.length && java.util.Arrays.equals(in, i, i + find.length, find, 0, find.length)) {
+            if (i + find.length <= in.length && Arrays.equals(in, i, i + find.length, find, 0, find.length)) {
                 out.writeBytes(with);
                 i += find.length;
             } else {
@@ -253,7 +255,7 @@ final class RequestInspector {
     }
 
     private static byte[] concat(byte[] a, byte[] b) {
-        byte[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        byte[] out = Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, out, a.length, b.length);
         return out;
     }

@@ -17,8 +17,10 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.AsciiString;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.function.Consumer;
 
 /**
@@ -162,7 +164,7 @@ public final class ResponseScrubber implements AutoCloseable {
         if (!active() || headers.isEmpty()) {
             return;
         }
-        List<java.util.Map.Entry<CharSequence, CharSequence>> all = new java.util.ArrayList<>(headers.size());
+        List<Map.Entry<CharSequence, CharSequence>> all = new ArrayList<>(headers.size());
         boolean changed = false;
         var it = headers.iteratorCharSequence();
         while (it.hasNext()) {
@@ -175,7 +177,7 @@ public final class ResponseScrubber implements AutoCloseable {
             byte[] v = RequestInspector.latin1(h.getValue());
             byte[] scrubbed = StreamRedactor.redactAll(values, extras, v);
             changed |= scrubbed != v;
-            all.add(java.util.Map.entry(h.getKey(), scrubbed == v ? h.getValue() : new AsciiString(scrubbed, false)));
+            all.add(Map.entry(h.getKey(), scrubbed == v ? h.getValue() : new AsciiString(scrubbed, false)));
         }
         if (changed) {
             headers.clear();
@@ -202,7 +204,7 @@ public final class ResponseScrubber implements AutoCloseable {
                 }
             }
         }
-        List<String> codings = new java.util.ArrayList<>();
+        List<String> codings = new ArrayList<>();
         for (String ce : h.getAll(HttpHeaderNames.CONTENT_ENCODING)) {
             for (String c : ce.split(",")) {
                 String t = c.trim().toLowerCase(Locale.ROOT);

@@ -2,6 +2,7 @@ package dev.sallyport.proxy.inject;
 
 import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.SecretSpec;
+import java.io.UncheckedIOException;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -67,7 +68,7 @@ public final class SecretStore implements AutoCloseable {
             String ph;
             try {
                 ph = placeholders.placeholderFor(spec);
-            } catch (java.io.UncheckedIOException e) {
+            } catch (UncheckedIOException e) {
                 throw new SecretLoadException(List.of("secrets[" + i + "] " + spec.name() + ": placeholder key: "
                         + e.getMessage()));
             }
