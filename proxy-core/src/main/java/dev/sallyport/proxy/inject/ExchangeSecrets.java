@@ -1,0 +1,126 @@
+package dev.sallyport.proxy.inject;
+
+import dev.sallyport.proxy.inject.InjectionResult.Injected;
+import dev.sallyport.proxy.inject.InjectionResult.Refused;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpRequest;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The secrets side of one exchange (one request and its response) to one host. Create one per request
+ * with {@link SecretStore#exchange(String)}; not thread-safe (it lives on one event loop).
+ *
+ * <ol>
+ *   <li>{@link #inject(HttpRequest)} before the request goes upstream: swaps placeholders or refuses;</li>
+ *   <li>{@link #bodyGuard()} for each request body chunk, before forwarding it;</li>
+ *   <li>{@link #responseScrubber} for the response head, chunks and trailers.</li>
+ * </ol>
+ */
+public final class ExchangeSecrets {
+
+    private final SecretStore store;
+    private final String host;
+    private final boolean sensitive;
+    private final List<byte[]> sentTokens = new ArrayList<>(1);
+    private List<String> injected = List.of();
+
+    ExchangeSecrets(SecretStore store, String host) {
+        this.store = store;
+        this.host = host;
+        this.sensitive = store.sensitive(host);
+    }
+
+    /** The normalized host this exchange is bound to. */
+    public String host() {
+        return host;
+    }
+
+    /** True if some secret is bound to this host: identity encoding is asked for and responses are decoded. */
+    public boolean sensitive() {
+        return sensitive;
+    }
+
+    /** Names injected by the last successful {@link #inject} (empty before). */
+    public List<String> injected() {
+        return injected;
+    }
+
+    /**
+     * {@link #inject(HttpHeaders, String)} with the request's headers, and its method and raw target
+     * ({@code uri()}) as the request line to search (both are {@code url} for refusals).
+     */
+    public InjectionResult inject(HttpRequest request) {
+        return inject(request.headers(), request.method().name() + " " + request.uri());
+    }
+
+    /**
+     * Looks for placeholders (and real values) in {@code headers} and {@code rawTarget} (path and query as
+     * received, or the absolute-form URI). On {@link Injected} the headers were changed in place: placeholders
+     * replaced, and on a sensitive host {@code Accept-Encoding: identity} set. On {@link Refused} nothing changed.
+     */
+    public InjectionResult inject(HttpHeaders headers, String rawTarget) {
+        if (store.isEmpty()) {
+            return new Injected(List.of());
+        }
+        RequestInspector.Outcome o = new RequestInspector(store, host).inspect(headers, rawTarget);
+        if (o.refusal() != null) {
+            return o.refusal();
+        }
+        if (o.changed()) {
+            headers.clear();
+            for (RequestInspector.Header h : o.headers()) {
+                headers.add(h.name(), h.value());
+            }
+        }
+        if (sensitive) {
+            forceIdentityEncoding(headers);
+        }
+        sentTokens.addAll(o.basicTokens());
+        injected = o.injected();
+        return new Injected(injected);
+    }
+
+    /**
+     * Asks upstream not to compress: {@code Accept-Encoding: identity}, no {@code TE} codings, and no
+     * {@code Sec-WebSocket-Extensions} (permessage-deflate frames could not be scrubbed).
+     */
+    public static void forceIdentityEncoding(HttpHeaders headers) {
+        headers.set(HttpHeaderNames.ACCEPT_ENCODING, HttpHeaderValues.IDENTITY);
+        headers.remove(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
+        if (headers.contains(HttpHeaderNames.TE)) {
+            boolean trailers = headers.containsValue(HttpHeaderNames.TE, HttpHeaderValues.TRAILERS, true);
+            headers.remove(HttpHeaderNames.TE);
+            if (trailers) {
+                headers.set(HttpHeaderNames.TE, HttpHeaderValues.TRAILERS);
+            }
+        }
+    }
+
+    /** A fresh streaming checker for this request's body. */
+    public RequestBodyGuard bodyGuard() {
+        return new RequestBodyGuard(store, host);
+    }
+
+    /**
+     * A fresh scrubber for this exchange's response(s). It removes every value of the store (and the exact
+     * Basic credentials sent on this exchange) and, on a sensitive host, decodes gzip/deflate bodies of at
+     * most {@code maxDecodedBytes}.
+     */
+    public ResponseScrubber responseScrubber(ByteBufAllocator alloc, long maxDecodedBytes) {
+        List<PatternSet.Pattern> extras = new ArrayList<>(sentTokens.size());
+        for (byte[] t : sentTokens) {
+            extras.add(new PatternSet.Pattern(t, -1, PatternSet.Kind.VALUE));
+        }
+        PatternSet extraSet = extras.isEmpty() ? PatternSet.EMPTY : new PatternSet(extras);
+        return new ResponseScrubber(alloc, store.patterns().scrub(), extraSet, sensitive, maxDecodedBytes);
+    }
+
+    @Override
+    public String toString() {
+        return "ExchangeSecrets[host=" + host + ", sensitive=" + sensitive + ", injected=" + injected + "]";
+    }
+}

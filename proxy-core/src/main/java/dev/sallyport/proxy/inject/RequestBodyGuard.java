@@ -1,0 +1,96 @@
+package dev.sallyport.proxy.inject;
+
+import dev.sallyport.proxy.inject.InjectionResult.Refused;
+import io.netty.buffer.ByteBuf;
+
+/**
+ * Streams a request body looking for placeholders (raw, or base64 at any alignment) and for real values
+ * (all their forms) going to a host the secret is not bound to. A body is never a place where a
+ * placeholder is swapped, so any placeholder there is refused: {@code secret_wrong_host} if the host is
+ * not bound to it, else {@code secret_wrong_place}.
+ *
+ * <p>Call {@link #check(ByteBuf)} on every chunk <em>before</em> forwarding it, and {@link #finish()} at
+ * the end. Keeps only {@code maxLength - 1} bytes between chunks, so a placeholder split across chunks is
+ * found at the chunk that completes it. Once refused it stays refused. Not thread-safe.
+ */
+public final class RequestBodyGuard {
+
+    private static final int SLICE = 16 * 1024;
+
+    private final SecretStore store;
+    private final String host;
+    private final PatternSet patterns;
+    private final byte[] window;
+    private final int keep;
+    private int carried;
+    private Refused refusal;
+
+    RequestBodyGuard(SecretStore store, String host) {
+        this.store = store;
+        this.host = host;
+        this.patterns = store.patterns().request();
+        this.keep = Math.max(1, patterns.maxLength() - 1);
+        this.window = new byte[keep + SLICE];
+    }
+
+    /** True when there is nothing to look for (no secrets): the handler may skip the calls. */
+    public boolean idle() {
+        return patterns.isEmpty();
+    }
+
+    /** Scans the readable bytes of {@code chunk} (not consumed, not released); the refusal, or null. */
+    public Refused check(ByteBuf chunk) {
+        if (refusal != null || patterns.isEmpty()) {
+            return refusal;
+        }
+        int pos = chunk.readerIndex();
+        int end = chunk.writerIndex();
+        while (pos < end && refusal == null) {
+            int n = Math.min(SLICE, end - pos);
+            chunk.getBytes(pos, window, carried, n);
+            scan(carried + n, false);
+            pos += n;
+        }
+        return refusal;
+    }
+
+    /** Scans what was held back at the end of the body; the refusal, or null. */
+    public Refused finish() {
+        if (refusal == null && !patterns.isEmpty()) {
+            scan(carried, true);
+        }
+        return refusal;
+    }
+
+    private void scan(int len, boolean last) {
+        int limit = last ? len : Math.max(0, len - keep);
+        for (int p = patterns.nextCandidate(window, 0, limit, len); p < limit;
+                p = patterns.nextCandidate(window, p + 1, limit, len)) {
+            PatternSet.Pattern m = patterns.longestAt(window, p, len);
+            if (m != null && judge(m)) {
+                return;
+            }
+        }
+        carried = len - limit;
+        System.arraycopy(window, limit, window, 0, carried);
+    }
+
+    private boolean judge(PatternSet.Pattern m) {
+        SecretEntry e = store.entries().get(m.owner());
+        boolean bound = e.boundTo(host);
+        if (m.kind() == PatternSet.Kind.VALUE) {
+            if (bound) {
+                return false;
+            }
+            refusal = new Refused(SecretReasons.WRONG_HOST, e.name(), "body (real value)");
+        } else {
+            refusal = new Refused(bound ? SecretReasons.WRONG_PLACE : SecretReasons.WRONG_HOST, e.name(), "body");
+        }
+        return true;
+    }
+
+    @Override
+    public String toString() {
+        return "RequestBodyGuard[host=" + host + ", refused=" + (refusal != null) + "]";
+    }
+}

@@ -1,0 +1,165 @@
+package dev.sallyport.proxy.inject;
+
+import dev.sallyport.policy.Policy;
+import dev.sallyport.policy.SecretSpec;
+import java.io.UncheckedIOException;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * The secrets of one policy snapshot: values read from their sources, placeholders, and the patterns
+ * that find them in requests and responses. Immutable apart from lazy secrets becoming available.
+ * Thread-safe: one store serves every connection; {@link #exchange(String)} gives the per-request view.
+ *
+ * <p>On policy reload build a new store with {@link #reload(Policy)} (files are read again) and swap it
+ * in with the policy; exchanges already running keep the store they started with. {@link #close()}
+ * wipes the values; an exchange that injects from a closed store is refused {@code secret_unavailable}
+ * (fail closed), while its response scrubbing keeps working (the patterns are separate).
+ */
+public final class SecretStore implements AutoCloseable {
+
+    private static final SecretStore EMPTY = new SecretStore(List.of(), null, System::getenv, InstantSource.system());
+
+    private final List<SecretEntry> entries;
+    private final Placeholders placeholders;
+    private final Function<String, String> env;
+    private final InstantSource clock;
+    private volatile StorePatterns patterns;
+
+    private SecretStore(List<SecretEntry> entries, Placeholders placeholders, Function<String, String> env,
+                        InstantSource clock) {
+        this.entries = List.copyOf(entries);
+        this.placeholders = placeholders;
+        this.env = env;
+        this.clock = clock;
+        this.patterns = StorePatterns.build(this.entries);
+    }
+
+    /** A store without secrets: injects nothing, refuses nothing, scrubs nothing. */
+    public static SecretStore empty() {
+        return EMPTY;
+    }
+
+    /** Reads every secret of {@code policy} from the process environment and the file system. */
+    public static SecretStore load(Policy policy, Placeholders placeholders) throws SecretLoadException {
+        return load(policy.secrets(), placeholders, System::getenv, InstantSource.system());
+    }
+
+    /**
+     * Reads every secret. A non-lazy secret whose source is missing or invalid is a problem; all problems
+     * are reported together. A lazy one is loaded when it can be and otherwise refused at use.
+     */
+    public static SecretStore load(List<SecretSpec> specs, Placeholders placeholders, Function<String, String> env,
+                                   InstantSource clock) throws SecretLoadException {
+        if (specs.isEmpty()) {
+            return new SecretStore(List.of(), placeholders, env, clock);
+        }
+        List<SecretEntry> entries = new ArrayList<>();
+        List<String> problems = new ArrayList<>();
+        Map<String, String> seen = new HashMap<>();
+        for (int i = 0; i < specs.size(); i++) {
+            SecretSpec spec = specs.get(i);
+            String ph;
+            try {
+                ph = placeholders.placeholderFor(spec);
+            } catch (UncheckedIOException e) {
+                throw new SecretLoadException(List.of("secrets[" + i + "] " + spec.name() + ": placeholder key: "
+                        + e.getMessage()));
+            }
+            String other = seen.putIfAbsent(ph, spec.name());
+            if (other != null) {
+                problems.add("secrets[" + i + "] " + spec.name() + ": placeholder is the same as " + other
+                        + "'s (expected: a distinct placeholder per secret)");
+            }
+            SecretEntry e = new SecretEntry(i, spec, ph, env, clock);
+            if (e.state() instanceof SecretEntry.State.Missing m && !spec.lazy()) {
+                problems.add(m.problem());
+            }
+            entries.add(e);
+        }
+        if (!problems.isEmpty()) {
+            entries.forEach(SecretEntry::close);
+            throw new SecretLoadException(problems);
+        }
+        return new SecretStore(entries, placeholders, env, clock);
+    }
+
+    /** A new store for {@code policy}'s secrets with the same placeholders, environment and clock; re-reads files. */
+    public SecretStore reload(Policy policy) throws SecretLoadException {
+        if (placeholders == null) {
+            throw new IllegalStateException("the empty store cannot reload (expected: a store from load())");
+        }
+        return load(policy.secrets(), placeholders, env, clock);
+    }
+
+    public boolean isEmpty() {
+        return entries.isEmpty();
+    }
+
+    /** Secret names in policy order. */
+    public List<String> names() {
+        return entries.stream().map(SecretEntry::name).toList();
+    }
+
+    /** Name to placeholder, in policy order (what {@code sallyport secrets env} prints). */
+    public Map<String, String> placeholders() {
+        Map<String, String> out = new LinkedHashMap<>();
+        entries.forEach(e -> out.put(e.name(), e.placeholder));
+        return Collections.unmodifiableMap(out);
+    }
+
+    /** True if some secret is bound to {@code normalizedHost}: its exchanges force identity and decode responses. */
+    public boolean sensitive(String normalizedHost) {
+        for (SecretEntry e : entries) {
+            if (e.boundTo(normalizedHost)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The secrets view of one request/response exchange to {@code normalizedHost}: the host the proxy
+     * checked and bound to the CONNECT target, never a Host header taken on trust.
+     */
+    public ExchangeSecrets exchange(String normalizedHost) {
+        return new ExchangeSecrets(this, normalizedHost);
+    }
+
+    List<SecretEntry> entries() {
+        return entries;
+    }
+
+    /** The current patterns; rebuilt when a lazy secret turns up. */
+    StorePatterns patterns() {
+        return patterns;
+    }
+
+    /** Value of {@code e} now (retrying a lazy source), rebuilding the patterns if it just appeared. */
+    SecretValue valueOf(SecretEntry e) {
+        boolean had = e.state() instanceof SecretEntry.State.Loaded;
+        SecretValue v = e.valueOrRetry();
+        if (v != null && !had) {
+            synchronized (this) {
+                patterns = StorePatterns.build(entries);
+            }
+        }
+        return v;
+    }
+
+    @Override
+    public void close() {
+        entries.forEach(SecretEntry::close);
+    }
+
+    @Override
+    public String toString() {
+        return "SecretStore[secrets=" + names() + "]";
+    }
+}
