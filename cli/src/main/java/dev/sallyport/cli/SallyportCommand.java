@@ -13,6 +13,7 @@ import picocli.CommandLine.Command;
             CaCommand.class,
             PolicyCommand.class,
             AuditCommand.class,
+            SecretsCommand.class,
             DoctorCommand.class,
             CleanupCommand.class,
         })

@@ -54,12 +54,20 @@ public final class ExternalProcess {
      * @throws UncheckedIOException if the program cannot be started (e.g. not installed)
      */
     public static Result run(Duration timeout, List<String> command, /* @Nullable */ byte[] stdin) {
+        return run(timeout, command, stdin, java.util.Map.of());
+    }
+
+    /** Like {@link #run(Duration, List, byte[])}, with {@code env} added to (or replacing in) the inherited environment. */
+    public static Result run(Duration timeout, List<String> command, /* @Nullable */ byte[] stdin,
+                             java.util.Map<String, String> env) {
         if (command.isEmpty()) {
             throw new IllegalArgumentException("command: empty (expected: a program and its arguments)");
         }
         Process process;
         try {
-            process = new ProcessBuilder(command).start();
+            ProcessBuilder builder = new ProcessBuilder(command);
+            builder.environment().putAll(env);
+            process = builder.start();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot run " + command.getFirst() + ": " + e.getMessage()
                     + " (expected: it on PATH; run scripts/install-deps.sh)", e);

@@ -1,0 +1,26 @@
+package dev.sallyport.cli;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import dev.sallyport.testing.ExternalProcess;
+
+/** Runs the CLI as its own JVM (the test class path), for behaviour that depends on the environment. */
+final class CliProcess {
+
+    private CliProcess() {}
+
+    static ExternalProcess.Result run(Map<String, String> env, Duration timeout, String... args) {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("--enable-native-access=ALL-UNNAMED");
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add(Main.class.getName());
+        command.addAll(List.of(args));
+        return ExternalProcess.run(timeout, command, null, env);
+    }
+}
