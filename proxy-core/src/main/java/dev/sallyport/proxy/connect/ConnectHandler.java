@@ -6,6 +6,7 @@ import dev.sallyport.policy.TlsMode;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.http.Authority;
 import dev.sallyport.proxy.http.HttpPhase;
+import dev.sallyport.proxy.http.LingeringClose;
 import dev.sallyport.proxy.http.Responses;
 import dev.sallyport.proxy.http.TunnelTarget;
 import dev.sallyport.proxy.internal.AuditRecord;
@@ -153,7 +154,7 @@ final class ConnectHandler extends ChannelInboundHandlerAdapter {
     private void refuse(ChannelHandlerContext ctx, AuditRecord audit, int status, String reason) {
         audit.status(status);
         context.emit(new ProxyEvent.Decided(context.clock().instant(), "connect", audit.fields()));
-        ctx.writeAndFlush(Responses.error(ctx.alloc(), status, reason, null)).addListener(ChannelFutureListener.CLOSE);
+        LingeringClose.respondAndClose(ctx.channel(), Responses.error(ctx.alloc(), status, reason, null));
     }
 
     @Override

@@ -209,8 +209,7 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
         closing = true;
         queued.forEach(ReferenceCountUtil::release);
         queued.clear();
-        ctx.writeAndFlush(Responses.error(ctx.alloc(), status, reason, detail))
-                .addListener(ChannelFutureListener.CLOSE);
+        LingeringClose.respondAndClose(ctx.channel(), Responses.error(ctx.alloc(), status, reason, detail));
     }
 
     /** The upstream side failed: a 502/504 if nothing was sent yet, otherwise the client connection closes. */
@@ -264,7 +263,8 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
             ctx.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
             return;
         }
-        while (current == null && !queued.isEmpty() && !closing) {
+        while (!queued.isEmpty() && !closing
+                && (current == null || !current.requestDone && queued.peek() instanceof HttpContent)) {
             channelRead(ctx, queued.poll());
         }
         if (current == null || !current.requestDone) {
