@@ -46,6 +46,15 @@ final class UpstreamInitializer extends ChannelInitializer<Channel> {
                     .setStrictLineParsing(true);
             ch.pipeline().addLast(CODEC, new HttpClientCodec(config, false, false));
         }
+        ch.pipeline().addLast(new ExceptionSink());
+    }
+
+    /** Ends exceptions nobody after it handled (TLS failures are reported through the handshake future). */
+    static final class ExceptionSink extends ChannelInboundHandlerAdapter {
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close();
+        }
     }
 
     /** Closes an upstream connection that saw no traffic for {@code timeouts.idle}. */
