@@ -1,0 +1,123 @@
+package dev.sallyport.policy;
+
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * What {@code sallyport policy explain} prints: the decision for one URL, the rule (name and line) that
+ * made it, and for {@code https} URLs the CONNECT decision that comes first. URLs with userinfo
+ * ({@code https://allowed.com@evil.net/}) are refused with reason {@code invalid_url}: they are the classic
+ * way to make a reader see one host while the client connects to another.
+ */
+public final class Explain {
+
+    /**
+     * One explanation.
+     *
+     * @param connect nullable: the CONNECT stage's decision (https only)
+     * @param lines   the text to print, one {@code key: value} per line
+     */
+    public record Explanation(Decision decision, Decision connect, List<String> lines) {
+        public Explanation {
+            lines = List.copyOf(lines);
+        }
+
+        /** The lines joined by newlines, with a final newline. */
+        public String text() {
+            return String.join("\n", lines) + "\n";
+        }
+    }
+
+    private Explain() {}
+
+    /** Explains a URL given as text (as typed on the command line). */
+    public static Explanation explain(PolicyEngine engine, String url, String method, String client) {
+        URI uri;
+        try {
+            uri = new URI(url);
+        } catch (URISyntaxException e) {
+            return invalid("'" + HostNames.printable(url) + "' is not a valid URL: " + e.getReason());
+        }
+        return explain(engine, uri, method, client);
+    }
+
+    /**
+     * Explains {@code method url} (method GET when null) from client identity {@code client} (nullable).
+     */
+    public static Explanation explain(PolicyEngine engine, URI url, String method, String client) {
+        String m = method == null ? "GET" : method;
+        String scheme = url.getScheme() == null ? "" : url.getScheme().toLowerCase(Locale.ROOT);
+        if (!scheme.equals("http") && !scheme.equals("https")) {
+            return invalid("scheme '" + scheme + "' (expected: http or https)");
+        }
+        String authority = url.getRawAuthority();
+        if (authority == null || authority.isEmpty()) {
+            return invalid("the URL has no host (expected: http://HOST[:PORT]/PATH or https://...)");
+        }
+        if (authority.indexOf('@') >= 0) {
+            return invalid("the URL has userinfo before '@' ('" + HostNames.printable(authority)
+                    + "'): the host would be what follows it (expected: no user:password@ in the URL)");
+        }
+        boolean https = scheme.equals("https");
+        String host = authority;
+        int port = https ? 443 : 80;
+        int colon = authority.lastIndexOf(':');
+        if (colon >= 0 && colon > authority.lastIndexOf(']')) {
+            host = authority.substring(0, colon);
+            try {
+                port = Ports.parse(authority.substring(colon + 1), 1);
+            } catch (IllegalArgumentException e) {
+                return invalid(e.getMessage());
+            }
+        }
+        String rawPath = url.getRawPath() == null || url.getRawPath().isEmpty() ? "/" : url.getRawPath();
+        String target = url.getRawQuery() == null ? rawPath : rawPath + "?" + url.getRawQuery();
+        List<String> lines = new ArrayList<>();
+        Decision connect = null;
+        if (https) {
+            connect = engine.onConnect(host, port, client);
+        }
+        Decision request = engine.onRequest(host, port, m, target, client);
+        Decision shown = connect != null && !connect.permitsTraffic() ? connect : request;
+        lines.add("decision: " + shown.verdict().code());
+        lines.add("rule: " + ruleText(shown));
+        lines.add("reason: " + shown.reason());
+        lines.add("host: " + hostText(host) + ":" + port);
+        lines.add("method: " + m);
+        lines.add("path: " + (request.normalizedPath() == null ? "(invalid)" : request.normalizedPath()));
+        if (connect != null) {
+            lines.add("connect: " + connect.verdict().code() + " (rule: " + ruleText(connect) + ", reason: "
+                    + connect.reason() + ", tls: " + connect.tls().name().toLowerCase(Locale.ROOT) + ")");
+            if (connect.permitsTraffic() && connect.tls() == TlsMode.PASSTHROUGH) {
+                lines.add("note: the tunnel is passed through; requests inside it are not seen");
+            }
+        }
+        lines.add("request: " + request.verdict().code() + " (rule: " + ruleText(request) + ", reason: "
+                + request.reason() + ")");
+        if (client != null) {
+            lines.add("client: " + client);
+        }
+        return new Explanation(shown, connect, lines);
+    }
+
+    private static String hostText(String host) {
+        try {
+            return HostNames.normalize(host);
+        } catch (IllegalArgumentException e) {
+            return "(invalid: " + e.getMessage() + ")";
+        }
+    }
+
+    private static String ruleText(Decision d) {
+        return d.rule() == null ? "(none)" : d.rule() + " (line " + d.ruleLine() + ")";
+    }
+
+    private static Explanation invalid(String why) {
+        Decision d = new Decision(Verdict.DENY, null, 0, Reasons.INVALID_URL, TlsMode.INTERCEPT, null);
+        return new Explanation(d, null, List.of("decision: deny", "rule: (none)", "reason: " + Reasons.INVALID_URL,
+                "error: " + why));
+    }
+}

@@ -1,0 +1,49 @@
+package dev.sallyport.policy;
+
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * A whole policy file, validated and immutable. Paths in it are absolute (relative ones were resolved
+ * against the file's folder). Reload swaps one Policy (through its {@link PolicyEngine}) for another.
+ *
+ * @param source nullable: the file it came from
+ */
+public record Policy(ProxySettings proxy, CaSettings ca, AuditSettings audit, Mode mode, UpstreamSettings upstream,
+                     NetworkSettings network, List<Rule> rules, List<SecretSpec> secrets, Path source) {
+
+    public Policy {
+        Objects.requireNonNull(proxy, "proxy");
+        Objects.requireNonNull(ca, "ca");
+        Objects.requireNonNull(audit, "audit");
+        Objects.requireNonNull(mode, "mode");
+        Objects.requireNonNull(upstream, "upstream");
+        Objects.requireNonNull(network, "network");
+        rules = List.copyOf(rules);
+        secrets = List.copyOf(secrets);
+        Set<String> names = new HashSet<>();
+        for (Rule r : rules) {
+            if (!names.add(r.name())) {
+                throw new IllegalArgumentException("rules: name '" + r.name() + "' used twice (expected: unique names)");
+            }
+        }
+        names.clear();
+        for (SecretSpec s : secrets) {
+            if (!names.add(s.name())) {
+                throw new IllegalArgumentException("secrets: name '" + s.name() + "' used twice (expected: unique names)");
+            }
+        }
+    }
+
+    /**
+     * The built-in policy: listen 127.0.0.1:3128, admin 127.0.0.1:9901, CA in the state directory, audit to
+     * stdout, enforce, system trust, {@code network.deny: default}, no rules (deny all).
+     */
+    public static Policy defaults() {
+        return new Policy(ProxySettings.DEFAULTS, CaSettings.STATE_DIRECTORY, AuditSettings.STDOUT, Mode.ENFORCE,
+                UpstreamSettings.SYSTEM, NetworkSettings.DEFAULTS, List.of(), List.of(), null);
+    }
+}

@@ -1,0 +1,259 @@
+package dev.sallyport.policy;
+
+import dev.sallyport.policy.internal.CompiledRule;
+import dev.sallyport.policy.internal.RuleIndex;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Decides CONNECTs, requests and dials for one {@link Policy}. Immutable and thread-safe; reload builds a
+ * new engine. No regex and no heavy allocation per call: candidate rules come from {@link RuleIndex}
+ * (exact hosts by hash, wildcards by label suffix, CIDR rules for IP literals), and the lowest-index
+ * candidate that fully matches decides.
+ *
+ * <p>CONNECT ({@link #onConnect}): a rule whose host, port and client match decides with its action when
+ * it restricts neither methods nor paths. An allow rule that restricts them lets the CONNECT open (the
+ * requests inside are decided in full by {@link #onRequest}); a deny rule that restricts them is skipped,
+ * and if a passthrough rule then decides, the tunnel is intercepted instead so that the skipped deny rule
+ * can still see the requests. No match is a deny ({@code no_matching_rule}).
+ *
+ * <p>{@code mode: audit} turns rule denies ({@code denied_by_rule}, {@code no_matching_rule} and the
+ * {@code *_not_allowed} reasons) into WOULD_DENY. Invalid input ({@code invalid_host}, {@code invalid_path},
+ * {@code invalid_method}, {@code invalid_port}) and {@link #onDial} denies ({@code private_address}) stay
+ * DENY in both modes: audit mode must not open a way to cloud metadata or to hosts the proxy cannot name.
+ */
+public final class PolicyEngine {
+
+    private final Policy policy;
+    private final RuleIndex index;
+    private final boolean audit;
+    private final Cidr[] deny;
+    private final PrivateException[] allowPrivate;
+
+    private PolicyEngine(Policy policy) {
+        this.policy = policy;
+        this.index = new RuleIndex(policy.rules());
+        this.audit = policy.mode() == Mode.AUDIT;
+        this.deny = policy.network().deny().toArray(new Cidr[0]);
+        this.allowPrivate = policy.network().allowPrivate().toArray(new PrivateException[0]);
+    }
+
+    public static PolicyEngine compile(Policy policy) {
+        return new PolicyEngine(Objects.requireNonNull(policy, "policy"));
+    }
+
+    public Policy policy() {
+        return policy;
+    }
+
+    /**
+     * Decides a CONNECT to {@code host:port}.
+     *
+     * @param client nullable: the client identity
+     */
+    public Decision onConnect(String host, int port, String client) {
+        return decide(host, port, null, null, client, true);
+    }
+
+    /**
+     * Decides one request in full; {@code rawPathAndQuery} is the request target's path (the query is
+     * stripped before matching; see {@link PathNormalizer}).
+     *
+     * @param client nullable: the client identity
+     */
+    public Decision onRequest(String host, int port, String method, String rawPathAndQuery, String client) {
+        Objects.requireNonNull(method, "method");
+        if (!Rule.isMethodToken(method)) {
+            return hard(Reasons.INVALID_METHOD, null);
+        }
+        String path;
+        try {
+            path = PathNormalizer.normalize(rawPathAndQuery);
+        } catch (IllegalArgumentException e) {
+            return hard(Reasons.INVALID_PATH, null);
+        }
+        return decide(host, port, method, path, client, false);
+    }
+
+    /**
+     * Decides whether the proxy may dial {@code address} for {@code host:port}: denied when the address, or
+     * an IPv4 address it embeds, is in {@code network.deny}, unless an {@code allow_private} entry names the
+     * address (or the host) and the port.
+     */
+    public Decision onDial(String host, int port, IpAddress address) {
+        Objects.requireNonNull(address, "address");
+        if (!isDenied(address)) {
+            return new Decision(Verdict.ALLOW, null, 0, Reasons.ADDRESS_ALLOWED, TlsMode.INTERCEPT, null);
+        }
+        String normalized = null;
+        try {
+            normalized = host == null ? null : HostNames.normalize(host);
+        } catch (IllegalArgumentException e) {
+            // host exceptions cannot apply to a host without a valid name
+        }
+        for (PrivateException p : allowPrivate) {
+            if (p.port() != port) {
+                continue;
+            }
+            boolean covers = p.cidr() != null ? p.cidr().contains(address) || containsMapped(p.cidr(), address)
+                    : p.host().equals(normalized);
+            if (covers) {
+                return new Decision(Verdict.ALLOW, null, 0, Reasons.ALLOWED_PRIVATE, TlsMode.INTERCEPT, null);
+            }
+        }
+        return hard(Reasons.PRIVATE_ADDRESS, null);
+    }
+
+    /** True when {@code address} or an IPv4 address embedded in it is in {@code network.deny}. */
+    public boolean isDenied(IpAddress address) {
+        if (inDeny(address)) {
+            return true;
+        }
+        for (IpAddress embedded : DefaultDeny.embeddedIpv4(address)) {
+            if (inDeny(embedded)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private boolean inDeny(IpAddress a) {
+        for (Cidr c : deny) {
+            if (c.contains(a)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean containsMapped(Cidr cidr, IpAddress address) {
+        List<IpAddress> embedded = DefaultDeny.embeddedIpv4(address);
+        boolean mapped = !address.isV4() && address.byteAt(10) == 0xff && address.byteAt(11) == 0xff
+                && embedded.size() == 1;
+        return mapped && cidr.contains(embedded.getFirst());
+    }
+
+    private Decision decide(String rawHost, int port, String method, String path, String client, boolean connect) {
+        if (port < 1 || port > 65535) {
+            return hard(Reasons.INVALID_PORT, path);
+        }
+        String host;
+        try {
+            host = HostNames.normalize(rawHost);
+        } catch (IllegalArgumentException e) {
+            return hard(Reasons.INVALID_HOST, path);
+        }
+        IpAddress ip = HostNames.isIpLiteral(host) ? IpAddress.parseStrict(host).orElse(null) : null;
+        Search s = new Search(port, method, path, client, connect);
+        s.scan(index.exact(host), null);
+        if (ip == null) {
+            if (index.hasWildcards()) {
+                int dot = host.indexOf('.');
+                while (dot >= 0) {
+                    s.scan(index.wildcard(host.substring(dot + 1)), null);
+                    dot = host.indexOf('.', dot + 1);
+                }
+            }
+        } else {
+            s.scan(index.withCidrs(), ip);
+        }
+        if (s.best == Integer.MAX_VALUE) {
+            return soft(s.missReason(), null, path);
+        }
+        CompiledRule r = index.rule(s.best);
+        if (r.deny) {
+            return soft(Reasons.DENIED, r.rule, path);
+        }
+        TlsMode tls = r.rule.tls();
+        if (connect && tls == TlsMode.PASSTHROUGH && s.skippedDeny < s.best) {
+            tls = TlsMode.INTERCEPT;
+        }
+        return new Decision(Verdict.ALLOW, r.rule.name(), r.rule.line(), Reasons.ALLOWED, tls, path);
+    }
+
+    private Decision soft(String reason, Rule rule, String path) {
+        return new Decision(audit ? Verdict.WOULD_DENY : Verdict.DENY, rule == null ? null : rule.name(),
+                rule == null ? 0 : rule.line(), reason, TlsMode.INTERCEPT, path);
+    }
+
+    private static Decision hard(String reason, String path) {
+        return new Decision(Verdict.DENY, null, 0, reason, TlsMode.INTERCEPT, path);
+    }
+
+    /** One lookup's state: the best (lowest) full match so far, and what explains a miss. */
+    private static final class Search {
+        final int port;
+        final String method;
+        final String path;
+        final String client;
+        final boolean connect;
+        int best = Integer.MAX_VALUE;
+        int skippedDeny = Integer.MAX_VALUE;
+        int missIndex = Integer.MAX_VALUE;
+        CompiledRule.Miss miss = CompiledRule.Miss.NONE;
+
+        Search(int port, String method, String path, String client, boolean connect) {
+            this.port = port;
+            this.method = method;
+            this.path = path;
+            this.client = client;
+            this.connect = connect;
+        }
+
+        /** Reads an ascending list up to its first full match below {@link #best}. */
+        void scan(CompiledRule[] list, IpAddress ipForCidr) {
+            if (list == null) {
+                return;
+            }
+            for (CompiledRule r : list) {
+                if (r.index >= best) {
+                    return;
+                }
+                if (ipForCidr != null && !r.cidrMatches(ipForCidr)) {
+                    continue;
+                }
+                if (matches(r)) {
+                    best = r.index;
+                    return;
+                }
+            }
+        }
+
+        private boolean matches(CompiledRule r) {
+            if (connect) {
+                if (!r.portMatches(port) || !r.clientMatches(client)) {
+                    noteMiss(r, r.portMatches(port) ? CompiledRule.Miss.CLIENT : CompiledRule.Miss.PORT);
+                    return false;
+                }
+                if (r.deny && r.restrictsRequests) {
+                    skippedDeny = Math.min(skippedDeny, r.index);
+                    return false;
+                }
+                return true;
+            }
+            CompiledRule.Miss m = r.missFor(port, method, path, client);
+            if (m != CompiledRule.Miss.NONE) {
+                noteMiss(r, m);
+                return false;
+            }
+            return true;
+        }
+
+        private void noteMiss(CompiledRule r, CompiledRule.Miss m) {
+            if (!r.deny && r.index < missIndex) {
+                missIndex = r.index;
+                miss = m;
+            }
+        }
+
+        String missReason() {
+            return switch (miss) {
+                case NONE -> Reasons.NO_MATCHING_RULE;
+                case PORT -> Reasons.PORT_NOT_ALLOWED;
+                case CLIENT -> Reasons.CLIENT_NOT_ALLOWED;
+                case METHOD -> Reasons.METHOD_NOT_ALLOWED;
+                case PATH -> Reasons.PATH_NOT_ALLOWED;
+            };
+        }
+    }
+}

@@ -1,0 +1,93 @@
+package dev.sallyport.policy;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * One entry of {@code secrets}: a value that the sandbox sees only as a placeholder and that the proxy
+ * swaps in, only on requests to {@code hosts}, only in {@code headers}.
+ *
+ * @param placeholder nullable: a fixed placeholder; null means the proxy generates one
+ * @param require     when true, the proxy refuses to start if the value cannot be read
+ * @param lazy        when true, the value is read on first use instead of at start
+ */
+public record SecretSpec(String name, int line, SecretSource from, List<HostPattern> hosts, List<String> headers,
+                         String placeholder, boolean require, boolean lazy) {
+
+    public SecretSpec {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(from, "from");
+        if (!isEnvName(name)) {
+            throw new IllegalArgumentException("name: '" + name
+                    + "' (expected: an environment variable name, [A-Za-z_][A-Za-z0-9_]*)");
+        }
+        hosts = List.copyOf(hosts);
+        headers = List.copyOf(headers);
+        if (hosts.isEmpty()) {
+            throw new IllegalArgumentException("secret '" + name + "': hosts empty (expected: at least one)");
+        }
+        if (headers.isEmpty()) {
+            throw new IllegalArgumentException("secret '" + name + "': headers empty (expected: at least one)");
+        }
+        for (String h : headers) {
+            if (!isHeaderNameToken(h)) {
+                throw new IllegalArgumentException("secret '" + name + "': header '" + h
+                        + "' (expected: a header name token)");
+            }
+        }
+        if (placeholder != null && !isPlaceholderText(placeholder)) {
+            throw new IllegalArgumentException("secret '" + name
+                    + "': placeholder (expected: 16..256 printable ASCII characters, no spaces)");
+        }
+    }
+
+    /** Never shows the placeholder's neighbours or any value; names only. */
+    @Override
+    public String toString() {
+        return "SecretSpec[name=" + name + ", line=" + line + ", from=" + from + ", hosts=" + hosts
+                + ", headers=" + headers + ", require=" + require + ", lazy=" + lazy + "]";
+    }
+
+    static boolean isEnvName(String s) {
+        if (s.isEmpty() || s.length() > 128 || Character.isDigit(s.charAt(0))) {
+            return false;
+        }
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** True for an HTTP header name token. */
+    public static boolean isHeaderNameToken(String s) {
+        if (s.isEmpty() || s.length() > 128) {
+            return false;
+        }
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            boolean tchar = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+                    || "!#$%&'*+-.^_`|~".indexOf(c) >= 0;
+            if (!tchar) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** True for a usable fixed placeholder: 16..256 printable ASCII characters, no spaces. */
+    public static boolean isPlaceholderText(String s) {
+        if (s.length() < 16 || s.length() > 256) {
+            return false;
+        }
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c <= 0x20 || c >= 0x7f) {
+                return false;
+            }
+        }
+        return true;
+    }
+}

@@ -1,0 +1,333 @@
+package dev.sallyport.policy.internal;
+
+import dev.sallyport.policy.AuditSettings;
+import dev.sallyport.policy.CaSettings;
+import dev.sallyport.policy.Cidr;
+import dev.sallyport.policy.DefaultDeny;
+import dev.sallyport.policy.HostPort;
+import dev.sallyport.policy.Limits;
+import dev.sallyport.policy.Mode;
+import dev.sallyport.policy.NetworkSettings;
+import dev.sallyport.policy.Policy;
+import dev.sallyport.policy.PolicyProblem;
+import dev.sallyport.policy.PrivateException;
+import dev.sallyport.policy.ProxySettings;
+import dev.sallyport.policy.Rule;
+import dev.sallyport.policy.SecretSpec;
+import dev.sallyport.policy.Timeouts;
+import dev.sallyport.policy.UpstreamSettings;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+import org.yaml.snakeyaml.nodes.Node;
+import org.yaml.snakeyaml.nodes.Tag;
+
+/**
+ * Turns a composed YAML tree into a {@link Policy}, section by section, recording every problem. Rules and
+ * secrets are read by {@link RuleParser}. Missing keys take the defaults of {@link Policy#defaults()}.
+ */
+public final class PolicyParser {
+
+    static final String ADDRESS = "HOST:PORT, e.g. 127.0.0.1:3128 or [::1]:3128";
+    static final String DURATION = "a duration such as 250ms, 30s, 5m or 1h";
+
+    private final YamlTree t;
+    private final Path baseDir;
+    private final Path source;
+
+    public PolicyParser(YamlTree tree, Path baseDir, Path source) {
+        this.t = tree;
+        this.baseDir = baseDir;
+        this.source = source;
+    }
+
+    /** The policy, or null when problems were recorded. */
+    public Policy parse(Node root) {
+        Policy d = Policy.defaults();
+        if (root == null || root.getTag().equals(Tag.NULL)) {
+            return new Policy(d.proxy(), d.ca(), d.audit(), d.mode(), d.upstream(), d.network(), List.of(),
+                    List.of(), source);
+        }
+        Map<String, Node> top = t.mapping(root, "", Set.of("proxy", "ca", "audit", "mode", "upstream", "network",
+                "rules", "secrets"));
+        if (top == null) {
+            return null;
+        }
+        ProxySettings proxy = section(top, "proxy", d.proxy(), this::proxy);
+        CaSettings ca = section(top, "ca", d.ca(), this::ca);
+        AuditSettings audit = section(top, "audit", d.audit(), this::audit);
+        Mode mode = section(top, "mode", d.mode(), n -> t.parsed(n, "mode", "enforce or audit", PolicyParser::mode));
+        UpstreamSettings upstream = section(top, "upstream", d.upstream(), this::upstream);
+        NetworkSettings network = section(top, "network", d.network(), this::network);
+        RuleParser rp = new RuleParser(t, baseDir);
+        List<Rule> rules = section(top, "rules", List.of(), rp::rules);
+        List<SecretSpec> secrets = section(top, "secrets", List.of(), rp::secrets);
+        if (!t.problems().isEmpty() || proxy == null || ca == null || audit == null || mode == null
+                || upstream == null || network == null || rules == null || secrets == null) {
+            return null;
+        }
+        try {
+            return new Policy(proxy, ca, audit, mode, upstream, network, rules, secrets, source);
+        } catch (IllegalArgumentException e) {
+            t.problem(root, "", e.getMessage(), "a consistent policy");
+            return null;
+        }
+    }
+
+    /** Problems so far, for the loader. */
+    public List<PolicyProblem> problems() {
+        return t.problems();
+    }
+
+    private <T> T section(Map<String, Node> map, String key, T fallback, Function<Node, T> read) {
+        Node n = map.get(key);
+        if (n == null || n.getTag().equals(Tag.NULL)) {
+            return fallback;
+        }
+        return read.apply(n);
+    }
+
+    private static Mode mode(String s) {
+        return switch (s) {
+            case "enforce" -> Mode.ENFORCE;
+            case "audit" -> Mode.AUDIT;
+            default -> throw new IllegalArgumentException("'" + s + "' is not a mode");
+        };
+    }
+
+    private ProxySettings proxy(Node node) {
+        Map<String, Node> m = t.mapping(node, "proxy", Set.of("listen", "admin", "limits", "timeouts", "admin_token"));
+        if (m == null) {
+            return null;
+        }
+        ProxySettings d = ProxySettings.DEFAULTS;
+        HostPort listen = section(m, "listen", d.listen(), n -> t.parsed(n, "proxy.listen", ADDRESS, HostPort::parse));
+        HostPort admin = section(m, "admin", d.admin(), n -> t.parsed(n, "proxy.admin", ADDRESS, HostPort::parse));
+        Limits limits = section(m, "limits", d.limits(), this::limits);
+        Timeouts timeouts = section(m, "timeouts", d.timeouts(), this::timeouts);
+        String[] tokenEnv = {null};
+        Path[] tokenFile = {null};
+        Node tokenNode = m.get("admin_token");
+        if (tokenNode != null) {
+            Map<String, Node> tm = t.mapping(tokenNode, "proxy.admin_token", Set.of("env", "file"));
+            if (tm != null) {
+                if (tm.size() != 1) {
+                    t.problem(tokenNode, "proxy.admin_token", "has " + tm.size() + " sources",
+                            "exactly one of {env: NAME} or {file: PATH}");
+                } else if (tm.containsKey("env")) {
+                    tokenEnv[0] = t.string(tm.get("env"), "proxy.admin_token.env", "an environment variable name");
+                } else {
+                    tokenFile[0] = path(tm.get("file"), "proxy.admin_token.file");
+                }
+            }
+        }
+        if (listen == null || admin == null || limits == null || timeouts == null) {
+            return null;
+        }
+        if (listen.equals(admin) && listen.port() != 0) {
+            t.problem(m.get("admin"), "proxy.admin", "is the same address as proxy.listen",
+                    "a different address or port");
+            return null;
+        }
+        return new ProxySettings(listen, admin, limits, timeouts, tokenEnv[0], tokenFile[0]);
+    }
+
+    private Limits limits(Node node) {
+        Map<String, Node> m = t.mapping(node, "proxy.limits", Set.of("max_connections", "max_tunnels",
+                "max_header_bytes", "max_initial_line_bytes", "max_body_bytes"));
+        if (m == null) {
+            return null;
+        }
+        Limits d = Limits.DEFAULTS;
+        Long conns = limit(m, "max_connections", d.maxConnections(), 1, Integer.MAX_VALUE);
+        Long tunnels = limit(m, "max_tunnels", d.maxTunnels(), 1, Integer.MAX_VALUE);
+        Long header = limit(m, "max_header_bytes", d.maxHeaderBytes(), 1024, 16 << 20);
+        Long line = limit(m, "max_initial_line_bytes", d.maxInitialLineBytes(), 256, 1 << 20);
+        Long body = limit(m, "max_body_bytes", d.maxBodyBytes(), 0, Long.MAX_VALUE);
+        if (conns == null || tunnels == null || header == null || line == null || body == null) {
+            return null;
+        }
+        return new Limits(conns.intValue(), tunnels.intValue(), header.intValue(), line.intValue(), body);
+    }
+
+    private Long limit(Map<String, Node> m, String key, long fallback, long min, long max) {
+        Node n = m.get(key);
+        return n == null ? Long.valueOf(fallback) : t.integer(n, "proxy.limits." + key, min, max);
+    }
+
+    private Timeouts timeouts(Node node) {
+        Map<String, Node> m = t.mapping(node, "proxy.timeouts", Set.of("connect", "tls", "response_headers", "idle",
+                "shutdown_grace"));
+        if (m == null) {
+            return null;
+        }
+        Timeouts d = Timeouts.DEFAULTS;
+        Duration connect = duration(m, "connect", d.connect(), false);
+        Duration tls = duration(m, "tls", d.tls(), false);
+        Duration headers = duration(m, "response_headers", d.responseHeaders(), false);
+        Duration idle = duration(m, "idle", d.idle(), false);
+        Duration grace = duration(m, "shutdown_grace", d.shutdownGrace(), true);
+        if (connect == null || tls == null || headers == null || idle == null || grace == null) {
+            return null;
+        }
+        return new Timeouts(connect, tls, headers, idle, grace);
+    }
+
+    private Duration duration(Map<String, Node> m, String key, Duration fallback, boolean zeroOk) {
+        Node n = m.get(key);
+        if (n == null) {
+            return fallback;
+        }
+        String expected = zeroOk ? DURATION : DURATION + ", above zero";
+        Duration d = t.parsed(n, "proxy.timeouts." + key, expected, Timeouts::parseDuration);
+        if (d != null && d.isZero() && !zeroOk) {
+            t.problem(n, "proxy.timeouts." + key, "is zero", expected);
+            return null;
+        }
+        return d;
+    }
+
+    private CaSettings ca(Node node) {
+        Map<String, Node> m = t.mapping(node, "ca", Set.of("cert", "key"));
+        if (m == null) {
+            return null;
+        }
+        Path cert = m.containsKey("cert") ? path(m.get("cert"), "ca.cert") : null;
+        Path key = m.containsKey("key") ? path(m.get("key"), "ca.key") : null;
+        if (m.containsKey("cert") != m.containsKey("key")) {
+            t.problem(node, "ca", "names only one of cert and key", "both cert and key, or no ca section");
+            return null;
+        }
+        return (cert == null) != (key == null) ? null : new CaSettings(cert, key);
+    }
+
+    private AuditSettings audit(Node node) {
+        Map<String, Node> m = t.mapping(node, "audit", Set.of("path"));
+        if (m == null) {
+            return null;
+        }
+        Node p = m.get("path");
+        if (p == null) {
+            return AuditSettings.STDOUT;
+        }
+        String s = t.string(p, "audit.path", "'-' for stdout or a file path");
+        if (s == null) {
+            return null;
+        }
+        if (s.equals("-")) {
+            return AuditSettings.STDOUT;
+        }
+        Path resolved = path(p, "audit.path");
+        return resolved == null ? null : new AuditSettings(resolved.toString());
+    }
+
+    private UpstreamSettings upstream(Node node) {
+        Map<String, Node> m = t.mapping(node, "upstream", Set.of("trust"));
+        if (m == null) {
+            return null;
+        }
+        Node trust = m.get("trust");
+        if (trust == null) {
+            return UpstreamSettings.SYSTEM;
+        }
+        List<Node> items = t.sequence(trust, "upstream.trust", "'system' and PEM file paths");
+        if (items == null) {
+            return null;
+        }
+        boolean system = false;
+        List<Path> files = new ArrayList<>();
+        boolean ok = true;
+        for (int i = 0; i < items.size(); i++) {
+            String p = "upstream.trust[" + i + "]";
+            String s = t.string(items.get(i), p, "'system' or a PEM file path");
+            if (s == null) {
+                ok = false;
+            } else if (s.equals("system")) {
+                system = true;
+            } else {
+                Path f = path(items.get(i), p);
+                ok &= f != null;
+                if (f != null) {
+                    files.add(f);
+                }
+            }
+        }
+        if (ok && !system && files.isEmpty()) {
+            t.problem(trust, "upstream.trust", "is empty", "'system' and/or PEM file paths");
+            return null;
+        }
+        return ok ? new UpstreamSettings(system, files) : null;
+    }
+
+    private NetworkSettings network(Node node) {
+        Map<String, Node> m = t.mapping(node, "network", Set.of("deny", "allow_private"));
+        if (m == null) {
+            return null;
+        }
+        List<Cidr> deny = DefaultDeny.NETWORKS;
+        Node dn = m.get("deny");
+        String denyExpected = "'default', or a list of 'default' and networks such as 203.0.113.0/24";
+        if (dn != null && dn.getTag().equals(Tag.STR) && dn instanceof org.yaml.snakeyaml.nodes.ScalarNode s) {
+            if (!s.getValue().equals("default")) {
+                t.problem(dn, "network.deny", "'" + s.getValue() + "' is not a deny list", denyExpected);
+                deny = null;
+            }
+        } else if (dn != null) {
+            List<Node> nodes = t.sequence(dn, "network.deny", denyExpected);
+            Set<Cidr> set = new LinkedHashSet<>();
+            if (nodes != null) {
+                for (int i = 0; i < nodes.size(); i++) {
+                    String s = t.string(nodes.get(i), "network.deny[" + i + "]", denyExpected);
+                    if (s == null) {
+                        continue;
+                    }
+                    if (s.equals("default")) {
+                        set.addAll(DefaultDeny.NETWORKS);
+                    } else {
+                        Cidr c = t.parsed(nodes.get(i), "network.deny[" + i + "]", denyExpected, Cidr::parse);
+                        if (c != null) {
+                            set.add(c);
+                        }
+                    }
+                }
+            }
+            deny = nodes == null ? null : List.copyOf(set);
+        }
+        List<PrivateException> allow = List.of();
+        Node an = m.get("allow_private");
+        if (an != null && !an.getTag().equals(Tag.NULL)) {
+            allow = t.list(an, "network.allow_private",
+                    "NETWORK:PORT or HOST:PORT, e.g. 10.20.0.0/16:5432, [fd00::1]:443 or git.corp.example:443",
+                    PrivateException::parse);
+        }
+        return deny == null || allow == null ? null : new NetworkSettings(deny, allow);
+    }
+
+    /** A path resolved against the policy file's folder; null after a problem. */
+    Path path(Node node, String where) {
+        return resolvePath(t, baseDir, node, where);
+    }
+
+    static Path resolvePath(YamlTree t, Path baseDir, Node node, String where) {
+        String s = t.string(node, where, "a file path");
+        if (s == null) {
+            return null;
+        }
+        if (s.indexOf('\0') >= 0) {
+            t.problem(node, where, "contains NUL", "a file path");
+            return null;
+        }
+        try {
+            return baseDir.resolve(s).normalize();
+        } catch (InvalidPathException e) {
+            t.problem(node, where, "'" + s + "' is not a valid path", "a file path");
+            return null;
+        }
+    }
+}
