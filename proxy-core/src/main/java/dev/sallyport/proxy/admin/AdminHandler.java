@@ -107,8 +107,8 @@ final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         AdminToken token = endpoints.token();
         if (token == null) {
             return AdminReply.text(HttpResponseStatus.FORBIDDEN, "reload over HTTP is disabled: no admin token is"
-                    + " configured (expected: proxy.admin_token_env naming an environment variable, or"
-                    + " proxy.admin_token_file naming a file, that holds the token; or send SIGHUP)\n");
+                    + " configured (expected: 'admin_token: {env: NAME}' or 'admin_token: {file: PATH}' under 'proxy:'"
+                    + " in the policy, naming where the token is; or send SIGHUP to reload)\n");
         }
         if (!token.matches(authorization)) {
             LOGGER.warn("admin POST /reload refused: client={} reason={}", peer,

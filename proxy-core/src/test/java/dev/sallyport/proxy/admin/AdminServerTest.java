@@ -120,7 +120,7 @@ class AdminServerTest {
         HttpResponse<String> r = post("/reload", "Bearer anything");
 
         assertThat(r.statusCode()).isEqualTo(403);
-        assertThat(r.body()).contains("proxy.admin_token_env", "proxy.admin_token_file");
+        assertThat(r.body()).contains("admin_token: {env: NAME}", "admin_token: {file: PATH}");
         assertThat(reloads).hasValue(0);
     }
 
