@@ -15,8 +15,13 @@ import java.util.Optional;
  */
 final class AuditRecords {
 
-    private static final DateTimeFormatter TS =
-            DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
+    private static final DateTimeFormatter SECONDS =
+            DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss").withZone(ZoneOffset.UTC);
+
+    /** The formatted second last used: records arrive in bursts within one second. */
+    private record Second(long epochSecond, String text) {}
+
+    private static volatile Second lastSecond = new Second(Long.MIN_VALUE, "");
 
     private AuditRecords() {}
 
@@ -53,7 +58,14 @@ final class AuditRecords {
 
     /** RFC 3339 in UTC with milliseconds, truncated: {@code 2026-11-30T01:02:03.456Z}. */
     static String timestamp(Instant ts) {
-        return TS.format(ts.truncatedTo(ChronoUnit.MILLIS));
+        Second second = lastSecond;
+        if (second.epochSecond() != ts.getEpochSecond()) {
+            second = new Second(ts.getEpochSecond(), SECONDS.format(ts.truncatedTo(ChronoUnit.SECONDS)));
+            lastSecond = second;
+        }
+        int millis = ts.getNano() / 1_000_000;
+        char[] ms = {'.', (char) ('0' + millis / 100), (char) ('0' + millis / 10 % 10), (char) ('0' + millis % 10), 'Z'};
+        return second.text().concat(new String(ms));
     }
 
     /** The path without query or fragment, whatever the caller passed. */

@@ -79,7 +79,12 @@ final class JsonLine {
     private void string(String s) {
         out.append('"');
         int n = Math.min(s.length(), MAX_VALUE_CHARS);
-        for (int i = 0; i < n; i++) {
+        int plain = 0;
+        while (plain < n && isPlain(s.charAt(plain))) {
+            plain++;
+        }
+        out.append(s, 0, plain);   // the common case: nothing to escape
+        for (int i = plain; i < n; i++) {
             char c = s.charAt(i);
             switch (c) {
                 case '"' -> out.append("\\\"");
@@ -104,6 +109,10 @@ final class JsonLine {
             }
         }
         out.append('"');
+    }
+
+    private static boolean isPlain(char c) {
+        return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
     }
 
     private void unicode(char c) {

@@ -86,6 +86,9 @@ class AuditRecordsTest {
         assertThat(AuditRecords.timestamp(Instant.parse("2026-11-30T23:59:59.999999999Z")))
                 .isEqualTo("2026-11-30T23:59:59.999Z");
         assertThat(AuditRecords.timestamp(Instant.parse("2026-11-30T01:02:03Z"))).isEqualTo("2026-11-30T01:02:03.000Z");
+        assertThat(AuditRecords.timestamp(Instant.parse("2026-11-30T01:02:03.005Z"))).isEqualTo("2026-11-30T01:02:03.005Z");
+        assertThat(AuditRecords.timestamp(Instant.parse("2026-11-30T01:02:04.050Z"))).isEqualTo("2026-11-30T01:02:04.050Z");
+        assertThat(AuditRecords.timestamp(Instant.parse("1999-12-31T23:59:59.5Z"))).isEqualTo("1999-12-31T23:59:59.500Z");
     }
 
     @Test
