@@ -190,6 +190,26 @@ class AdminServerTest {
     }
 
     @Test
+    void malformedAndOversizedHeadersAreRefused() throws Exception {
+        start(TOKEN);
+        assertThat(raw("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + "a".repeat(9000) + "\r\n\r\n"))
+                .matches("HTTP/1.1 (400|413|431) .*");
+        assertThat(raw("GARBAGE\r\n\r\n")).startsWith("HTTP/1.1 400 ");
+        assertThat(reloads).hasValue(0);
+    }
+
+    private String raw(String request) throws Exception {
+        try (Socket s = new Socket()) {
+            s.connect(server.address(), 5000);
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().flush();
+            String all = new String(s.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+            return all.lines().findFirst().orElse("");
+        }
+    }
+
+    @Test
     void bindsOnlyWhereTold() throws Exception {
         start(null);
         assertThat(server.address().getAddress().getHostAddress()).isEqualTo("127.0.0.1");
