@@ -50,7 +50,7 @@ public final class LeafMinter implements AutoCloseable {
     private final Duration validity;
     private final PrivateKey leafKey;
     private final LeafSigner signer;
-    private final AsyncCache<String, LeafCertificate> cache;
+    private final AsyncCache<String, Outcome> cache;
     private volatile boolean closed;
 
     /** A minter with {@link #DEFAULT_MAX_CACHED} entries and {@link #DEFAULT_VALIDITY}. */
@@ -91,6 +91,7 @@ public final class LeafMinter implements AutoCloseable {
      * The certificate for {@code hostOrIp}: from the cache, joining a mint in flight, or minted on the executor.
      * Never blocks. An invalid name, a closed minter or a signing failure completes the future exceptionally
      * (with a one-line message); failures are not cached. Cancelling the returned future does not affect others.
+     * The future may complete on the signing executor's thread: an event loop should hop back before using it.
      *
      * @param hostOrIp a host name (case and one trailing dot ignored) or an IP literal (IPv6 optionally bracketed)
      */
@@ -105,28 +106,37 @@ public final class LeafMinter implements AutoCloseable {
             return CompletableFuture.failedFuture(e);
         }
         String key = name.key();
-        CompletableFuture<LeafCertificate> existing = cache.getIfPresent(key);
+        CompletableFuture<Outcome> existing = cache.getIfPresent(key);
         if (existing != null && (!existing.isDone() || fresh(existing))) {
             hit(key);
-            return existing.copy();
+            return existing.thenApply(Outcome::leafOrThrow);
         }
         if (existing != null) {
             cache.asMap().remove(key, existing);
         }
         boolean[] created = new boolean[1];
+        CompletableFuture<Outcome> future;
         try {
-            CompletableFuture<LeafCertificate> future = cache.get(key, (k, ignored) -> {
+            future = cache.get(key, (k, ignored) -> {
                 created[0] = true;
-                return CompletableFuture.supplyAsync(() -> sign(name), executor);
+                return CompletableFuture.supplyAsync(() -> Outcome.of(() -> sign(name)), executor);
             });
-            if (!created[0]) {
-                hit(key);
-            }
-            return future.copy();
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(new IllegalStateException(
                     "minting a certificate for " + key + " could not start: " + Pem.oneLine(e), e));
         }
+        if (created[0]) {
+            // failures are not cached; removing here, outside the cache's computation, is safe even when the
+            // executor ran the task inline
+            future.thenAccept(outcome -> {
+                if (outcome.error() != null) {
+                    cache.asMap().remove(key, future);
+                }
+            });
+        } else {
+            hit(key);
+        }
+        return future.thenApply(Outcome::leafOrThrow);
     }
 
     /**
@@ -143,12 +153,12 @@ public final class LeafMinter implements AutoCloseable {
         } catch (IllegalArgumentException e) {
             return null;
         }
-        CompletableFuture<LeafCertificate> existing = cache.getIfPresent(key);
+        CompletableFuture<Outcome> existing = cache.getIfPresent(key);
         if (existing == null || !existing.isDone() || !fresh(existing)) {
             return null;
         }
         hit(key);
-        return existing.join();
+        return existing.join().leaf();
     }
 
     /** The number of cached (or in-flight) leaves, after pending evictions. */
@@ -169,11 +179,11 @@ public final class LeafMinter implements AutoCloseable {
         cache.synchronous().invalidateAll();
     }
 
-    private boolean fresh(CompletableFuture<LeafCertificate> done) {
-        if (done.isCompletedExceptionally() || done.isCancelled()) {
+    private boolean fresh(CompletableFuture<Outcome> done) {
+        if (done.isCompletedExceptionally() || done.join().error() != null) {
             return false;
         }
-        X509Certificate leaf = done.join().leaf();
+        X509Certificate leaf = done.join().leaf().leaf();
         Instant now = clock.instant();
         return !now.isBefore(leaf.getNotBefore().toInstant())
                 && now.isBefore(leaf.getNotAfter().toInstant().minus(STALE_MARGIN));
@@ -185,15 +195,15 @@ public final class LeafMinter implements AutoCloseable {
         Instant caEnd = ca.certificate().getNotAfter().toInstant();
         Instant notAfter = now.plus(validity).isAfter(caEnd) ? caEnd : now.plus(validity);
         if (!notAfter.isAfter(now.plus(STALE_MARGIN))) {
-            throw new CompletionException(new IllegalStateException("cannot mint a certificate for " + name.key()
-                    + ": the CA expires at " + caEnd + " (expected: a CA valid for longer; create a new one)"));
+            throw new IllegalStateException("cannot mint a certificate for " + name.key()
+                    + ": the CA expires at " + caEnd + " (expected: a CA valid for longer; create a new one)");
         }
         X509Certificate leaf;
         try {
             leaf = signer.sign(name, now.minus(BACKDATE), notAfter);
         } catch (GeneralSecurityException | RuntimeException e) {
-            throw new CompletionException(new IllegalStateException(
-                    "cannot mint a certificate for " + name.key() + ": " + Pem.oneLine(e), e));
+            throw new IllegalStateException(
+                    "cannot mint a certificate for " + name.key() + ": " + Pem.oneLine(e), e);
         }
         Duration took = Duration.ofNanos(System.nanoTime() - started);
         LOGGER.debug("minted leaf certificate host={} serial={} took={}", name.key(),
@@ -211,6 +221,28 @@ public final class LeafMinter implements AutoCloseable {
             listener.cacheHit(key);
         } catch (RuntimeException e) {
             LOGGER.warn("mint listener failed host={}", key, e);
+        }
+    }
+
+    /**
+     * A finished mint: a leaf, or the error that prevented it. The cache holds outcomes rather than failed
+     * futures so that a failure is reported once to the callers (and not also logged by the cache).
+     */
+    private record Outcome(/* @Nullable */ LeafCertificate leaf, /* @Nullable */ RuntimeException error) {
+        static Outcome of(java.util.function.Supplier<LeafCertificate> mint) {
+            try {
+                return new Outcome(mint.get(), null);
+            } catch (RuntimeException e) {
+                LOGGER.debug("minting failed", e);
+                return new Outcome(null, e);
+            }
+        }
+
+        LeafCertificate leafOrThrow() {
+            if (error != null) {
+                throw new CompletionException(error);
+            }
+            return leaf;
         }
     }
 

@@ -31,10 +31,11 @@ import javax.net.ssl.SSLSocket;
  * A tiny HTTPS server on {@code 127.0.0.1:0} for tests: it serves one key and certificate chain, and answers
  * every request with {@code 200 OK}, the given body and {@code Connection: close}. JDK {@link SSLServerSocket}
  * (TLS 1.2 and 1.3), one virtual thread per connection, bounded reads and a 10 s socket timeout. It records the
- * SNI names clients sent and the raw request heads it received. Close it (try-with-resources) to stop it.
+ * SNI names clients sent, the raw request heads and the ({@code Content-Length}) bodies it received. Close it (try-with-resources) to stop it.
  */
 public final class TlsTestServer implements AutoCloseable {
     private static final int MAX_HEAD = 64 * 1024;
+    private static final int MAX_BODY = 1 << 20;
     private static final int SO_TIMEOUT_MILLIS = 10_000;
 
     private final SSLServerSocket server;
@@ -43,6 +44,7 @@ public final class TlsTestServer implements AutoCloseable {
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     private final List<String> serverNames = new CopyOnWriteArrayList<>();
     private final List<String> requests = new CopyOnWriteArrayList<>();
+    private final List<byte[]> bodies = new CopyOnWriteArrayList<>();
     private final AtomicInteger handshakeFailures = new AtomicInteger();
 
     private TlsTestServer(SSLServerSocket server, String body) {
@@ -101,6 +103,11 @@ public final class TlsTestServer implements AutoCloseable {
         return List.copyOf(requests);
     }
 
+    /** The request bodies received (read by {@code Content-Length}; chunked bodies are not read), one per request. */
+    public List<byte[]> bodies() {
+        return bodies.stream().map(byte[]::clone).toList();
+    }
+
     /** How many TLS handshakes failed (e.g. the client rejected the certificate). */
     public int handshakeFailures() {
         return handshakeFailures.get();
@@ -135,6 +142,7 @@ public final class TlsTestServer implements AutoCloseable {
                 return;
             }
             requests.add(head);
+            bodies.add(readBody(socket.getInputStream(), head));
             OutputStream out = socket.getOutputStream();
             out.write(response);
             out.flush();
@@ -175,6 +183,21 @@ public final class TlsTestServer implements AutoCloseable {
             }
         }
         return null;
+    }
+
+    /** Reads a Content-Length body (up to 1 MiB), so that answering never resets a client still sending. */
+    private static byte[] readBody(InputStream in, String head) throws IOException {
+        for (String line : head.split("\r\n")) {
+            int colon = line.indexOf(':');
+            if (colon > 0 && line.substring(0, colon).trim().equalsIgnoreCase("content-length")) {
+                long length = Long.parseLong(line.substring(colon + 1).trim());
+                if (length < 0 || length > MAX_BODY) {
+                    throw new IOException("request body of " + length + " bytes (expected: at most " + MAX_BODY + ")");
+                }
+                return in.readNBytes((int) length);
+            }
+        }
+        return new byte[0];
     }
 
     /** Stops accepting, closes open connections and waits (bounded) for the accept thread to end. */

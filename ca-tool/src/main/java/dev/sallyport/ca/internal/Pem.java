@@ -83,7 +83,7 @@ public final class Pem {
                         return converter.getPrivateKey(info);
                     }
                     case PEMKeyPair pair -> {
-                        return converter.getKeyPair(pair).getPrivate();
+                        return converter.getPrivateKey(pair.getPrivateKeyInfo());
                     }
                     case PEMEncryptedKeyPair ignored -> throw encrypted();
                     case PKCS8EncryptedPrivateKeyInfo ignored -> throw encrypted();

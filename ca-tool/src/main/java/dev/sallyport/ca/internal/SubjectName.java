@@ -104,7 +104,20 @@ public record SubjectName(String key, /* @Nullable */ InetAddress address) {
                 throw invalid(raw, "character '" + printable(c) + "'");
             }
         }
+        if (endsInANumber(name)) {
+            throw invalid(raw, "ends in a number, which clients read as a non-canonical IPv4 literal");
+        }
         return new SubjectName(name, null);
+    }
+
+    /** The URL standard's "ends in a number": the last label is all digits, or 0x followed by hex digits. */
+    private static boolean endsInANumber(String name) {
+        String last = name.substring(name.lastIndexOf('.') + 1);
+        if (last.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            return true;
+        }
+        return last.startsWith("0x") && last.substring(2).chars()
+                .allMatch(c -> c >= '0' && c <= '9' || c >= 'a' && c <= 'f');
     }
 
     private static boolean isDigitsAndDots(String s) {
