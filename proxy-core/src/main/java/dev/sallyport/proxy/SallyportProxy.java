@@ -9,10 +9,14 @@ import dev.sallyport.policy.HostPort;
 import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.PolicyEngine;
 import dev.sallyport.policy.StateDirectory;
+import dev.sallyport.proxy.admin.AdminServer;
+import dev.sallyport.proxy.audit.AuditLog;
 import dev.sallyport.proxy.connect.FrontendInitializer;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.events.ProxyEventListener;
 import dev.sallyport.proxy.internal.ProxyContext;
+import dev.sallyport.proxy.metrics.ProxyMetrics;
+import dev.sallyport.proxy.reload.PolicyHolder;
 import dev.sallyport.proxy.internal.Transports;
 import dev.sallyport.proxy.upstream.UpstreamConnector;
 import dev.sallyport.proxy.upstream.UpstreamTls;
@@ -29,13 +33,12 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A running proxy: binds the listener, builds the CA minter, the upstream connector and the per-connection
- * pipeline. {@link #close()} stops accepting, lets open exchanges finish for {@code timeouts.shutdownGrace},
+ * A running proxy: binds the listener and the admin listener, builds the CA minter, the upstream connector, the
+ * audit log, metrics and policy holder, and the per-connection pipeline. {@link #close()} stops accepting, lets open exchanges finish for {@code timeouts.shutdownGrace},
  * then closes everything.
  */
 public final class SallyportProxy implements AutoCloseable {
@@ -50,14 +53,25 @@ public final class SallyportProxy implements AutoCloseable {
     private final ExecutorService mintExecutor;
     private final ExecutorService dnsExecutor;
     private final UpstreamConnector connector;
-    private final AtomicReference<Boolean> closed = new AtomicReference<>(false);
+    private final AdminServer admin;
+    private final PolicyHolder holder;
+    private final AuditLog audit;
+    private final ProxyMetrics metrics;
+    private final AtomicReference<Boolean> closed;
 
-    private SallyportProxy(ProxyContext context, EventLoopGroup group, Channel server, CertificateAuthority ca,
-                           LeafMinter minter, ExecutorService mintExecutor, ExecutorService dnsExecutor,
-                           UpstreamConnector connector) {
+    @SuppressWarnings("checkstyle:ParameterNumber")
+    private SallyportProxy(ProxyContext context, EventLoopGroup group, Channel server, AdminServer admin,
+                           PolicyHolder holder, AuditLog audit, ProxyMetrics metrics, AtomicReference<Boolean> closed,
+                           CertificateAuthority ca, LeafMinter minter, ExecutorService mintExecutor,
+                           ExecutorService dnsExecutor, UpstreamConnector connector) {
         this.context = context;
         this.group = group;
         this.server = server;
+        this.admin = admin;
+        this.holder = holder;
+        this.audit = audit;
+        this.metrics = metrics;
+        this.closed = closed;
         this.ca = ca;
         this.minter = minter;
         this.mintExecutor = mintExecutor;
@@ -65,19 +79,37 @@ public final class SallyportProxy implements AutoCloseable {
         this.connector = connector;
     }
 
+    /**
+     * Opens the audit log and metrics, starts the policy holder (file watch and SIGHUP when the policy came from
+     * a file), binds the proxy listener and the admin listener.
+     */
     public static SallyportProxy start(ProxyOptions options) throws Exception {
-        PolicyEngine engine = PolicyEngine.compile(options.policy());
-        return start(options, () -> engine, true);
+        Policy policy = options.policy();
+        InstantSource clock = InstantSource.system();
+        ProxyMetrics metrics = new ProxyMetrics();
+        AuditLog audit = AuditLog.open(policy.audit().path(), clock, metrics);
+        ProxyEventListener events = options.extraListener() == null ? ProxyEventListener.all(audit, metrics)
+                : ProxyEventListener.all(audit, metrics, options.extraListener());
+        PolicyHolder holder = new PolicyHolder(PolicyEngine.compile(policy), policy.source(), events);
+        try {
+            if (policy.source() != null) {
+                holder.watchFileAndSighup();
+            }
+            return start(options, holder, audit, metrics, events, clock);
+        } catch (Exception | Error e) {
+            holder.close();
+            audit.close();
+            metrics.close();
+            throw e;
+        }
     }
 
-    /** Starts with a policy supplier (the reload holder); {@code auditAccepting} gates new requests. */
-    public static SallyportProxy start(ProxyOptions options, Supplier<PolicyEngine> policies, boolean unused)
+    private static SallyportProxy start(ProxyOptions options, PolicyHolder holder, AuditLog audit,
+                                        ProxyMetrics metrics, ProxyEventListener events, InstantSource clock)
             throws Exception {
-        Policy policy = policies.get().policy();
-        InstantSource clock = InstantSource.system();
-        ProxyEventListener events = options.extraListener() == null ? e -> { } : options.extraListener();
+        Policy policy = holder.current().policy();
         DefaultChannelGroup channels = new DefaultChannelGroup("sallyport-clients", GlobalEventExecutor.INSTANCE);
-        ProxyContext context = new ProxyContext(policies, events, clock, () -> true, channels);
+        ProxyContext context = new ProxyContext(holder::current, events, clock, audit::accepting, channels);
         CertificateAuthority ca = options.ca() != null ? options.ca() : loadCa(policy.ca());
         ExecutorService mintExecutor = Executors.newFixedThreadPool(2, Thread.ofPlatform().daemon()
                 .name("sallyport-mint-", 0).factory());
@@ -108,7 +140,15 @@ public final class SallyportProxy implements AutoCloseable {
                     .bind(listen.host(), listen.port()).sync().channel();
             LOGGER.info("proxy listening address={} transport={} tls={}", server.localAddress(),
                     Transports.nativeTransport() ? "epoll" : "nio", Transports.sslProvider());
-            return new SallyportProxy(context, group, server, ca, minter, mintExecutor, dnsExecutor, connector);
+            context.addSelf((InetSocketAddress) server.localAddress());
+            HostPort adminBind = options.adminOverride() != null ? options.adminOverride() : policy.proxy().admin();
+            String token = AdminServer.configuredToken(policy.proxy(), System.getenv()).orElse(null);
+            AtomicReference<Boolean> closed = new AtomicReference<>(false);
+            AdminServer admin = AdminServer.start(adminBind, group, metrics, holder, () -> !closed.get(), audit,
+                    token);
+            context.addSelf(admin.address());
+            return new SallyportProxy(context, group, server, admin, holder, audit, metrics, closed, ca, minter,
+                    mintExecutor, dnsExecutor, connector);
         } catch (Exception e) {
             group.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
             minter.close();
@@ -129,9 +169,23 @@ public final class SallyportProxy implements AutoCloseable {
         return (InetSocketAddress) server.localAddress();
     }
 
-    /** The admin listener's address, or null when this build runs without one. */
     public InetSocketAddress adminAddress() {
-        return null;
+        return admin.address();
+    }
+
+    /** The metrics registry behind {@code /metrics}. */
+    public ProxyMetrics metrics() {
+        return metrics;
+    }
+
+    /** The policy holder ({@code POST /reload}, SIGHUP and file changes swap its engine). */
+    public PolicyHolder policies() {
+        return holder;
+    }
+
+    /** Blocks until every audit record queued so far is written. */
+    public void flushAudit() {
+        audit.flush();
     }
 
     public CertificateAuthority ca() {
@@ -146,6 +200,8 @@ public final class SallyportProxy implements AutoCloseable {
         }
         context.startDraining();
         server.close().syncUninterruptibly();
+        admin.close();
+        holder.close();
         long grace = context.policy().proxy().timeouts().shutdownGrace().toNanos();
         try {
             if (!context.awaitNoExchanges(System.nanoTime() + grace)) {
@@ -160,6 +216,8 @@ public final class SallyportProxy implements AutoCloseable {
         minter.close();
         mintExecutor.shutdownNow();
         dnsExecutor.shutdownNow();
+        audit.close();
+        metrics.close();
     }
 
     public void awaitTermination() throws InterruptedException {

@@ -5,6 +5,8 @@ import dev.sallyport.policy.PolicyEngine;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.events.ProxyEventListener;
 import io.netty.channel.group.ChannelGroup;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.time.InstantSource;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -31,6 +33,7 @@ public final class ProxyContext {
     private final AtomicInteger exchanges = new AtomicInteger();
     private final AtomicLong ids = new AtomicLong();
     private volatile boolean draining;
+    private final java.util.Set<InetSocketAddress> self = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     public ProxyContext(Supplier<PolicyEngine> policies, ProxyEventListener events, InstantSource clock,
                         BooleanSupplier auditAccepting, ChannelGroup channels) {
@@ -48,6 +51,22 @@ public final class ProxyContext {
     public boolean auditAccepting() { return auditAccepting.getAsBoolean(); }
     public boolean draining() { return draining; }
     public void startDraining() { draining = true; }
+
+    /** Records one of the proxy's own listening addresses: the data path never dials them. */
+    public void addSelf(InetSocketAddress address) {
+        self.add(address);
+    }
+
+    /** True when dialing {@code address:port} would reach this proxy's own listener or admin listener. */
+    public boolean isSelf(InetAddress address, int port) {
+        for (InetSocketAddress s : self) {
+            if (s.getPort() == port && (s.getAddress().isAnyLocalAddress() || s.getAddress().equals(address)
+                    || address.isLoopbackAddress() || address.isAnyLocalAddress())) {
+                return true;
+            }
+        }
+        return false;
+    }
 
     public String nextId() {
         return Long.toHexString(clock.millis()) + "-" + Long.toHexString(ids.incrementAndGet());

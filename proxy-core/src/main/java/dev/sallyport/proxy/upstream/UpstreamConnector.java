@@ -101,6 +101,11 @@ public final class UpstreamConnector {
         }
         IpAddress chosen = IpAddress.of(addresses.getFirst());
         String ipText = chosen.toString();
+        if (context.isSelf(chosen.toInetAddress(), dest.port())) {
+            promise.tryFailure(new UpstreamFailure(403, "proxy_self", hop + "address " + ipText + ":" + dest.port()
+                    + " is this proxy's own listener", ipText));
+            return;
+        }
         if (dest.http()) {
             Channel pooled = pool.poll(new UpstreamPool.Key(loop, dest.host(), dest.port(), ipText, dest.tls()));
             if (pooled != null) {

@@ -27,14 +27,18 @@ public final class ProxyFixture implements AutoCloseable {
     public final MapResolver resolver;
     public final RecordingListener events = new RecordingListener();
     public final Path caPem;
+    public final Path auditFile;
+    private static final java.util.concurrent.atomic.AtomicInteger COUNT = new java.util.concurrent.atomic.AtomicInteger();
 
     private ProxyFixture(String yaml, MapResolver resolver, Path dir) throws Exception {
         this.resolver = resolver;
-        Policy policy = PolicyLoader.parse(yaml, "test-policy.yaml");
+        auditFile = dir.resolve("audit-" + COUNT.incrementAndGet() + ".jsonl");
+        Policy policy = PolicyLoader.parse(yaml.replace("AUDIT_PATH", auditFile.toString()), "test-policy.yaml");
         CertificateAuthority ca = CertificateAuthority.ephemeral("Sallyport Test CA");
         caPem = dir.resolve("proxy-ca.pem");
         Files.write(caPem, CaExport.pem(ca, false));
         proxy = SallyportProxy.start(ProxyOptions.of(policy).withCa(ca).withListen(new HostPort("127.0.0.1", 0))
+                .withAdmin(new HostPort("127.0.0.1", 0))
                 .withListener(events).withResolver(resolver));
     }
 
@@ -49,6 +53,7 @@ public final class ProxyFixture implements AutoCloseable {
      */
     public static String policy(Path upstreamRoot, String allowPrivate, String proxyExtra, String rules) {
         return "proxy:\n  listen: 127.0.0.1:3128\n  admin: 127.0.0.1:9901\n" + proxyExtra
+                + "audit:\n  path: AUDIT_PATH\n"
                 + "upstream:\n  trust: [" + (upstreamRoot == null ? "system" : upstreamRoot.toString()) + "]\n"
                 + "network:\n  deny: default\n  allow_private: [" + allowPrivate + "]\n"
                 + "rules:\n" + rules;
