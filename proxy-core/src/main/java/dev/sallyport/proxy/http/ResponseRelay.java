@@ -59,6 +59,10 @@ final class ResponseRelay {
 
     void content(Exchange exchange, HttpContent content) {
         boolean last = content instanceof LastHttpContent;
+        if (exchange.upgraded) {
+            content.release();      // the empty body of the 101; raw bytes follow
+            return;
+        }
         if (exchange.informational) {
             content.release();
             exchange.informational = !last;
