@@ -3,11 +3,11 @@ package dev.sallyport.proxy.connect;
 import dev.sallyport.ca.LeafMinter;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.http.HttpPhase;
+import dev.sallyport.proxy.http.LingeringClose;
 import dev.sallyport.proxy.http.Responses;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.mitm.ServerContexts;
 import dev.sallyport.proxy.upstream.UpstreamConnector;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
@@ -38,7 +38,7 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
     protected void initChannel(SocketChannel ch) {
         ChannelPipeline p = ch.pipeline();
         if (!context.tryOpenConnection()) {
-            ch.writeAndFlush(tooMany(ch)).addListener(ChannelFutureListener.CLOSE);
+            LingeringClose.respondAndClose(ch, tooMany(ch));
             return;
         }
         context.channels().add(ch);
