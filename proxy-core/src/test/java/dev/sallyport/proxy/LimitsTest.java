@@ -32,11 +32,11 @@ class LimitsTest {
         dir = ProxyFixture.tempDir();
         upstream = EchoUpstream.http();
         target = "upstream.test:" + upstream.port();
-        String rules = "  - name: upstream\n    hosts: [upstream.test]\n    ports: [" + upstream.port() + "]\n";
+        String rules = "  - name: upstream\n    hosts: [upstream.test, slow.test]\n    ports: [" + upstream.port() + "]\n";
         String limits = "  limits: {max_connections: 3, max_tunnels: 1, max_body_bytes: 100000}\n"
-                + "  timeouts: {idle: 1s}\n";
+                + "  timeouts: {idle: 1s, connect: 1s}\n";
         proxy = ProxyFixture.start(ProxyFixture.policy(null, "upstream.test:" + upstream.port(), limits, rules),
-                new MapResolver().map("upstream.test", "127.0.0.1"), dir);
+                new MapResolver().map("upstream.test", "127.0.0.1").hang("slow.test"), dir);
     }
 
     @AfterAll
@@ -121,6 +121,15 @@ class LimitsTest {
                 + target + "\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk.repeat(4) + "0\r\n\r\n");
         assertThat(response).startsWith("HTTP/1.1 413 ").contains("X-Sallyport-Reason: body_too_large");
         assertThat(upstream.requests).hasSize(before);
+    }
+
+    @Test
+    void aResolverThatHangsGives504AfterTheConnectTimeout() {
+        long started = System.nanoTime();
+        String response = RawClient.exchange(proxy.address(), "GET http://slow.test:" + upstream.port()
+                + "/ HTTP/1.1\r\nHost: slow.test:" + upstream.port() + "\r\n\r\n");
+        assertThat(response).startsWith("HTTP/1.1 504 ").contains("X-Sallyport-Reason: dns_timeout");
+        assertThat((System.nanoTime() - started) / 1_000_000).isLessThan(4000L);
     }
 
     @Test
