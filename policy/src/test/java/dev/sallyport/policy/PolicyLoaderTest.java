@@ -201,6 +201,19 @@ class PolicyLoaderTest {
     }
 
     @Test
+    void moreThanOneDocumentOrAMergeKeyIsRefused() {
+        assertThat(problems("mode: enforce\n---\nmode: audit\n").problems().getFirst().line()).isEqualTo(2);
+        PolicyException merge = problems("""
+                rules:
+                  - &base {name: a, hosts: [a.example]}
+                  - <<: *base
+                    name: b
+                """);
+        assertThat(where(merge)).first().isEqualTo("3:5 rules[1]");
+        assertThat(merge.problems().getFirst().message()).contains("'<<'");
+    }
+
+    @Test
     void anEmptyFileIsTheDefaultPolicy() throws Exception {
         Policy p = PolicyLoader.parse("", "empty.yaml");
         Policy d = Policy.defaults();
