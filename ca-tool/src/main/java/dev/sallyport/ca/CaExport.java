@@ -35,10 +35,23 @@ public final class CaExport {
     private CaExport() {
     }
 
+    /**
+     * Reads a CA certificate for export, without its key (exporting needs no access to the key): the first
+     * certificate in a PEM file, which must be a CA certificate.
+     */
+    public static X509Certificate readCertificate(Path certPem) throws CaException {
+        return CertificateAuthority.readCaCertificate(certPem);
+    }
+
     /** The CA certificate as PEM; with {@code bundle}, followed by every system root (duplicates of the CA dropped). */
     public static byte[] pem(CertificateAuthority ca, boolean bundle) {
+        return pem(ca.certificate(), bundle);
+    }
+
+    /** {@link #pem(CertificateAuthority, boolean)} for a CA certificate read by {@link #readCertificate}. */
+    public static byte[] pem(X509Certificate caCert, boolean bundle) {
         StringBuilder out = new StringBuilder();
-        for (X509Certificate cert : certificates(ca, bundle)) {
+        for (X509Certificate cert : certificates(caCert, bundle)) {
             out.append(Pem.certificate(cert));
         }
         return out.toString().getBytes(StandardCharsets.US_ASCII);
@@ -46,8 +59,13 @@ public final class CaExport {
 
     /** The CA certificate in DER form (one certificate; DER cannot hold a bundle). */
     public static byte[] der(CertificateAuthority ca) {
+        return der(ca.certificate());
+    }
+
+    /** {@link #der(CertificateAuthority)} for a CA certificate read by {@link #readCertificate}. */
+    public static byte[] der(X509Certificate caCert) {
         try {
-            return ca.certificate().getEncoded();
+            return caCert.getEncoded();
         } catch (CertificateEncodingException e) {
             throw new IllegalStateException("cannot encode the CA certificate: " + Pem.oneLine(e), e);
         }
@@ -58,10 +76,15 @@ public final class CaExport {
      * {@code bundle} also every system root (aliases {@code root-1}, {@code root-2}, ...). No private keys.
      */
     public static byte[] p12(CertificateAuthority ca, char[] password, boolean bundle) {
+        return p12(ca.certificate(), password, bundle);
+    }
+
+    /** {@link #p12(CertificateAuthority, char[], boolean)} for a CA certificate read by {@link #readCertificate}. */
+    public static byte[] p12(X509Certificate caCert, char[] password, boolean bundle) {
         try {
             KeyStore store = KeyStore.getInstance("PKCS12");
             store.load(null, null);
-            List<X509Certificate> certs = certificates(ca, bundle);
+            List<X509Certificate> certs = certificates(caCert, bundle);
             store.setCertificateEntry(P12_ALIAS, certs.getFirst());
             for (int i = 1; i < certs.size(); i++) {
                 store.setCertificateEntry("root-" + i, certs.get(i));
@@ -111,9 +134,9 @@ public final class CaExport {
         }
     }
 
-    private static List<X509Certificate> certificates(CertificateAuthority ca, boolean bundle) {
+    private static List<X509Certificate> certificates(X509Certificate caCert, boolean bundle) {
         Map<X509Certificate, Boolean> unique = new LinkedHashMap<>();
-        unique.put(ca.certificate(), true);
+        unique.put(caCert, true);
         if (bundle) {
             for (X509Certificate root : systemRoots()) {
                 unique.putIfAbsent(root, true);

@@ -66,17 +66,7 @@ public final class CertificateAuthority {
     /** {@link #load(Path, Path)} checking validity against {@code clock}. */
     public static CertificateAuthority load(Path certPem, Path keyPem, InstantSource clock) throws CaException {
         String what = "CA certificate " + certPem;
-        List<X509Certificate> certs;
-        try {
-            certs = Pem.readCertificates(read(certPem, what));
-        } catch (IllegalArgumentException e) {
-            throw new CaException(what + ": " + e.getMessage() + " (expected: a PEM certificate)");
-        }
-        if (certs.isEmpty()) {
-            throw new CaException(what + ": no PEM certificate found (expected: a block starting with "
-                    + "-----BEGIN CERTIFICATE-----)");
-        }
-        X509Certificate cert = certs.getFirst();
+        X509Certificate cert = readFirstCertificate(certPem, what);
         String keyWhat = "CA key " + keyPem;
         PrivateKey key;
         try {
@@ -94,10 +84,38 @@ public final class CertificateAuthority {
         return new CertificateAuthority(cert, key, certPem.toString());
     }
 
+    /** The first certificate of a PEM file, checked to be a CA certificate (validity is not checked). */
+    static X509Certificate readCaCertificate(Path certPem) throws CaException {
+        String what = "CA certificate " + certPem;
+        X509Certificate cert = readFirstCertificate(certPem, what);
+        if (cert.getBasicConstraints() < 0) {
+            throw notACa(cert, what);
+        }
+        return cert;
+    }
+
+    private static X509Certificate readFirstCertificate(Path certPem, String what) throws CaException {
+        List<X509Certificate> certs;
+        try {
+            certs = Pem.readCertificates(read(certPem, what));
+        } catch (IllegalArgumentException e) {
+            throw new CaException(what + ": " + e.getMessage() + " (expected: a PEM certificate)");
+        }
+        if (certs.isEmpty()) {
+            throw new CaException(what + ": no PEM certificate found (expected: a block starting with "
+                    + "-----BEGIN CERTIFICATE-----)");
+        }
+        return certs.getFirst();
+    }
+
+    private static CaException notACa(X509Certificate cert, String what) {
+        return new CaException(what + ": " + cert.getSubjectX500Principal().getName()
+                + " is not a CA certificate (expected: basicConstraints CA:true)");
+    }
+
     private static void checkUsableCa(X509Certificate cert, String what, Instant now) throws CaException {
         if (cert.getBasicConstraints() < 0) {
-            throw new CaException(what + ": " + cert.getSubjectX500Principal().getName()
-                    + " is not a CA certificate (expected: basicConstraints CA:true)");
+            throw notACa(cert, what);
         }
         boolean[] usage = cert.getKeyUsage();
         if (usage != null && (usage.length <= 5 || !usage[5])) {
@@ -170,13 +188,13 @@ public final class CertificateAuthority {
                 throw refuse(existing);
             }
         }
-        CertificateAuthority ca = create(name, type, Duration.ofDays(days), clock, dir.toString());
         try {
             SecureFiles.createPrivateDirectories(dir);
         } catch (IOException e) {
             throw new CaException("CA folder " + dir + ": cannot create (" + Pem.oneLine(e)
                     + ") (expected: a writable folder)", e);
         }
+        CertificateAuthority ca = create(name, type, Duration.ofDays(days), clock, dir.toString());
         write(keyFile, Pem.privateKey(ca.key), SecureFiles.OWNER_RW);
         try {
             write(certFile, Pem.certificate(ca.certificate), SecureFiles.PUBLIC_READ);

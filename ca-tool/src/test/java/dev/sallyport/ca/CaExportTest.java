@@ -97,6 +97,33 @@ class CaExportTest {
     }
 
     @Test
+    void exportNeedsOnlyTheCertificate(@TempDir Path dir) throws Exception {
+        CertificateAuthority ca = CertificateAuthority.init(dir, "Cert Only", KeyType.EC_P256, 5);
+        Files.delete(dir.resolve(CertificateAuthority.KEY_FILE));
+        X509Certificate cert = CaExport.readCertificate(dir.resolve(CertificateAuthority.CERT_FILE));
+
+        assertThat(cert).isEqualTo(ca.certificate());
+        assertThat(CaExport.pem(cert, false)).isEqualTo(CaExport.pem(ca, false));
+        assertThat(CaExport.der(cert)).isEqualTo(CaExport.der(ca));
+        KeyStore store = KeyStore.getInstance("PKCS12");
+        store.load(new ByteArrayInputStream(CaExport.p12(cert, "pw".toCharArray(), false)), "pw".toCharArray());
+        assertThat(store.getCertificate(CaExport.P12_ALIAS)).isEqualTo(cert);
+    }
+
+    @Test
+    void readCertificateRejectsWhatIsNotACaCertificate(@TempDir Path dir) throws Exception {
+        Path server = dev.sallyport.testing.TestPki.create().issue("server.example.test").writeCertPem(dir);
+        Path junk = Files.writeString(dir.resolve("junk.pem"), "junk");
+
+        assertThatThrownBy(() -> CaExport.readCertificate(server)).isInstanceOf(CaException.class)
+                .hasMessageContaining("is not a CA certificate").hasMessageNotContaining("\n");
+        assertThatThrownBy(() -> CaExport.readCertificate(junk)).isInstanceOf(CaException.class)
+                .hasMessageContaining("CA certificate " + junk + ": no PEM certificate found");
+        assertThatThrownBy(() -> CaExport.readCertificate(dir.resolve("missing.pem")))
+                .isInstanceOf(CaException.class).hasMessageContaining("file not found");
+    }
+
+    @Test
     void systemRootsComeFromTheSystemBundleWhenPresent() throws Exception {
         List<X509Certificate> roots = CaExport.systemRoots();
         if (Files.isRegularFile(CaExport.SYSTEM_BUNDLE)) {

@@ -117,6 +117,13 @@ class CertificateAuthorityTest {
         assertThat(tmp.resolve("ca-key.pem")).doesNotExist();
     }
 
+    @Test
+    void initReportsAFolderThatCannotBeCreated() throws Exception {
+        Path file = Files.writeString(tmp.resolve("not-a-folder"), "x");
+        assertOneLineError(() -> CertificateAuthority.init(file.resolve("ca"), "T", KeyType.EC_P256, 5),
+                "CA folder " + file.resolve("ca") + ": cannot create");
+    }
+
     @ParameterizedTest
     @EnumSource(KeyType.class)
     void everyKeyTypeRoundTripsThroughTheFiles(KeyType type) throws Exception {
