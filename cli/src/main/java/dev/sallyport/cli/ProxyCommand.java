@@ -1,17 +1,25 @@
 package dev.sallyport.cli;
 
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
 
 import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.PolicyLoader;
+import dev.sallyport.proxy.ProxyOptions;
+import dev.sallyport.proxy.SallyportProxy;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
-/** {@code sallyport proxy [--config FILE]}: runs the egress proxy in the foreground. */
+/**
+ * {@code sallyport proxy [--config FILE]}: runs the egress proxy in the foreground until SIGINT or SIGTERM, then
+ * drains open exchanges for up to {@code proxy.timeouts.shutdown_grace}. SIGHUP and edits of the file reload the
+ * policy (a broken file keeps the old policy).
+ */
 @Command(name = "proxy", mixinStandardHelpOptions = true,
         description = "Run the egress proxy in the foreground (built-in deny-all default without --config).")
 public final class ProxyCommand implements Callable<Integer> {
@@ -19,19 +27,41 @@ public final class ProxyCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--config", paramLabel = "FILE", description = "Policy file (default: built-in deny-all policy).")
+    @Option(names = "--config", paramLabel = "FILE",
+            description = "Policy file (default: the built-in policy: listen 127.0.0.1:3128, admin 127.0.0.1:9901, "
+                    + "CA in the state directory, audit to stdout, deny everything).")
     Path config;
 
     @Override
     public Integer call() throws Exception {
         Policy policy = config == null ? Policy.defaults() : PolicyLoader.load(config);
-        var out = spec.commandLine().getOut();
-        out.println("resolved configuration" + (config == null ? " (built-in default)" : " (" + config + ")") + ":");
-        out.println("  listen: " + policy.proxy().listen().host() + ":" + policy.proxy().listen().port());
-        out.println("  admin: " + policy.proxy().admin().host() + ":" + policy.proxy().admin().port());
-        out.println("  mode: " + policy.mode());
-        out.println("  rules: " + policy.rules().size());
-        out.flush();
+        SallyportProxy proxy;
+        try {
+            proxy = SallyportProxy.start(ProxyOptions.of(policy));
+        } catch (java.net.BindException e) {
+            throw new RuntimeFailure("cannot listen on " + policy.proxy().listen().host() + ":"
+                    + policy.proxy().listen().port() + " or " + policy.proxy().admin().host() + ":"
+                    + policy.proxy().admin().port() + ": " + e.getMessage()
+                    + " (expected: a free address; is another proxy running?)");
+        }
+        var err = spec.commandLine().getErr();
+        err.printf("sallyport: proxy listening on %s, admin on %s, policy %s (%d rules, mode %s)%n",
+                text(proxy.address()), text(proxy.adminAddress()),
+                config == null ? "built-in default (deny all)" : config.toString(), policy.rules().size(),
+                policy.mode().name().toLowerCase(java.util.Locale.ROOT));
+        err.flush();
+        CountDownLatch stopped = new CountDownLatch(1);
+        Thread hook = Thread.ofPlatform().unstarted(() -> {
+            proxy.close();
+            stopped.countDown();
+        });
+        Runtime.getRuntime().addShutdownHook(hook);
+        proxy.awaitTermination();
+        stopped.await();
         return 0;
+    }
+
+    private static String text(InetSocketAddress address) {
+        return address.getAddress().getHostAddress() + ":" + address.getPort();
     }
 }

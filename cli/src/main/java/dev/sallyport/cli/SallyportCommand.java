@@ -12,6 +12,7 @@ import picocli.CommandLine.Command;
             ProxyCommand.class,
             CaCommand.class,
             PolicyCommand.class,
+            RunCommand.class,
             AuditCommand.class,
             SecretsCommand.class,
             DoctorCommand.class,
