@@ -73,6 +73,14 @@ public final class RunCommand implements Callable<Integer> {
             description = "Pass this host variable through (nothing else from the host environment is visible).")
     List<String> passEnv = new ArrayList<>();
 
+    @Option(names = "--allow-read", paramLabel = "PATH", split = ",",
+            description = "process backend: also show this host path read-only (e.g. the agent's install folder).")
+    List<Path> allowRead = new ArrayList<>();
+
+    @Option(names = "--allow-write", paramLabel = "PATH", split = ",",
+            description = "process backend: also let COMMAND write this host path (e.g. a tool's cache folder).")
+    List<Path> allowWrite = new ArrayList<>();
+
     @Option(names = "--proxy", paramLabel = "HOST:PORT", description = "Use this running proxy instead of starting one.")
     String proxyAddress;
 
@@ -140,6 +148,8 @@ public final class RunCommand implements Callable<Integer> {
                 .gitWritable(gitWritable)
                 .hostEnv(System.getenv());
         passEnv.forEach(builder::passEnv);
+        allowRead.forEach(builder::readOnly);
+        allowWrite.forEach(builder::readWrite);
         placeholders.forEach(builder::placeholder);
         return builder.build();
     }
