@@ -109,6 +109,8 @@ public final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        // The workload owns the terminal: the run's proxy only speaks up for warnings (the audit log has the rest).
+        System.setProperty("org.slf4j.simpleLogger.log.dev.sallyport", "warn");
         Policy policy = policyFile == null ? Policy.defaults() : PolicyLoader.load(policyFile);
         Path workspace = (workdir == null ? Path.of("") : workdir).toAbsolutePath().normalize();
         if (!Files.isDirectory(workspace)) {
@@ -135,7 +137,7 @@ public final class RunCommand implements Callable<Integer> {
         try (SallyportProxy proxy = SallyportProxy.start(ProxyOptions.of(runPolicy).withCa(ca)
                 .withListen(new HostPort("127.0.0.1", 0)).withAdmin(new HostPort("127.0.0.1", 0)))) {
             var err = spec.commandLine().getErr();
-            err.printf("sallyport: sandbox proxy on %s, audit log %s%n", proxy.address().getPort(), audit);
+            err.printf("sallyport: sandbox proxy on 127.0.0.1:%d, audit log %s%n", proxy.address().getPort(), audit);
             err.flush();
             byte[] caPem = CaExport.pem(ca.certificate(), false);
             return ProcessSandbox.run(sandbox(workspace, proxy.address(), caPem, placeholdersFor(policy, true)));
