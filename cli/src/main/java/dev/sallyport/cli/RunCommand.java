@@ -110,7 +110,7 @@ public final class RunCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         // The workload owns the terminal: the run's proxy only speaks up for warnings (the audit log has the rest).
-        System.setProperty("org.slf4j.simpleLogger.log.dev.sallyport", "warn");
+        System.setProperty("org.slf4j.simpleLogger.log.dev.sallyport.proxy", "warn");
         Policy policy = policyFile == null ? Policy.defaults() : PolicyLoader.load(policyFile);
         Path workspace = (workdir == null ? Path.of("") : workdir).toAbsolutePath().normalize();
         if (!Files.isDirectory(workspace)) {
