@@ -14,6 +14,26 @@ import org.junit.jupiter.api.Test;
 class AuditModeTest {
 
     @Test
+    void whenTheAuditLogCannotWriteNewRequestsAreRefused() throws Exception {
+        LeakCheck.install();
+        org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isWritable(java.nio.file.Path.of("/dev/full")));
+        try (EchoUpstream upstream = EchoUpstream.http();
+             ProxyFixture proxy = ProxyFixture.start(ProxyFixture.policy(null, "upstream.test:" + upstream.port(), "",
+                     "  - name: u\n    hosts: [upstream.test]\n    ports: [" + upstream.port() + "]\n")
+                     .replace("AUDIT_PATH", "/dev/full"),
+                     new MapResolver().map("upstream.test", "127.0.0.1"), ProxyFixture.tempDir())) {
+            String target = "upstream.test:" + upstream.port();
+            String request = "GET http://" + target + "/x HTTP/1.1\r\nHost: " + target + "\r\nConnection: close\r\n\r\n";
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+            String response = "";
+            for (int i = 0; i < 200 && System.nanoTime() < deadline && !response.contains("audit_unavailable"); i++) {
+                response = RawClient.exchange(proxy.address(), request);
+            }
+            assertThat(response).startsWith("HTTP/1.1 503 ").contains("X-Sallyport-Reason: audit_unavailable");
+        }
+    }
+
+    @Test
     void wouldDenyPassesAndIsRecordedButPrivateAddressesStayClosed() throws Exception {
         LeakCheck.install();
         try (EchoUpstream upstream = EchoUpstream.http();
