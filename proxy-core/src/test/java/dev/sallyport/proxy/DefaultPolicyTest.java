@@ -7,7 +7,9 @@ import dev.sallyport.policy.HostPort;
 import dev.sallyport.policy.Policy;
 import dev.sallyport.proxy.testing.LeakCheck;
 import dev.sallyport.proxy.testing.MapResolver;
+import dev.sallyport.proxy.events.AuditFields;
 import dev.sallyport.proxy.testing.RawClient;
+import dev.sallyport.proxy.testing.RecordingListener;
 import org.junit.jupiter.api.Test;
 
 /** The built-in default policy: the proxy starts, answers /healthz, and denies everything without a lookup. */
@@ -31,6 +33,23 @@ class DefaultPolicyTest {
             String health = RawClient.exchange(proxy.adminAddress(),
                     "GET /healthz HTTP/1.1\r\nHost: admin\r\nConnection: close\r\n\r\n");
             assertThat(health).startsWith("HTTP/1.1 200 ");
+        }
+    }
+
+    @Test
+    void deniedPlainRequestAuditNamesTheHostItWanted() throws Exception {
+        LeakCheck.install();
+        RecordingListener events = new RecordingListener();
+        try (SallyportProxy proxy = SallyportProxy.start(ProxyOptions.of(Policy.defaults())
+                .withCa(CertificateAuthority.ephemeral("default-test"))
+                .withListen(new HostPort("127.0.0.1", 0)).withAdmin(new HostPort("127.0.0.1", 0))
+                .withResolver(new MapResolver()).withListener(events))) {
+            RawClient.exchange(proxy.address(), "GET http://wanted.example.test:8080/x?q=1 HTTP/1.1\r\nHost: wanted.example.test:8080\r\n\r\n");
+            AuditFields denied = events.await("request", f -> "deny".equals(f.decision()));
+            assertThat(denied.host()).isEqualTo("wanted.example.test");
+            assertThat(denied.port()).isEqualTo(8080);
+            assertThat(denied.path()).isEqualTo("/x");
+            assertThat(denied.reason()).isEqualTo("no_matching_rule");
         }
     }
 }

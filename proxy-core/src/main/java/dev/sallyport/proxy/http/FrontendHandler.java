@@ -109,6 +109,9 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
                 if (r.decision() != null) {
                     audit.decision(r.decision());
                 }
+                if (r.target() != null) {
+                    audit.target(r.target().host(), r.target().port());
+                }
                 refuse(r.status(), r.reason(), audit, null);
             }
             case GateResult.Forward f -> forward(request, f, audit);

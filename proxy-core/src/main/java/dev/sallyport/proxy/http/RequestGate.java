@@ -71,7 +71,7 @@ final class RequestGate {
                 } else if (uri.regionMatches(true, 0, "https://", 0, 8)) {
                     int slash = firstOf(uri, 8);
                     if (!Authority.parse(uri.substring(8, slash), 443).equals(target)) {
-                        return new GateResult.Refuse(403, "host_mismatch", null);
+                        return new GateResult.Refuse(403, "host_mismatch", null, target);
                     }
                     originForm = slash == uri.length() ? "/" : uri.substring(slash);
                 } else {
@@ -87,7 +87,7 @@ final class RequestGate {
             }
             int defaultPort = tunnel == null ? 80 : 443;
             if (!Authority.parse(host.strip(), defaultPort).equals(target)) {
-                return new GateResult.Refuse(403, "host_mismatch", null);
+                return new GateResult.Refuse(403, "host_mismatch", null, target);
             }
         } catch (IllegalArgumentException e) {
             String reason = e.getMessage() == null ? "invalid_host" : e.getMessage();
@@ -95,7 +95,7 @@ final class RequestGate {
         }
         Decision decision = engine.onRequest(target.host(), target.port(), request.method().name(), originForm, client);
         if (!decision.permitsTraffic()) {
-            return new GateResult.Refuse(403, decision.reason(), decision);
+            return new GateResult.Refuse(403, decision.reason(), decision, target);
         }
         return new GateResult.Forward(target, tunnel != null, originForm, decision, websocket);
     }
