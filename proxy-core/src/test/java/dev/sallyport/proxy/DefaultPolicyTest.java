@@ -50,6 +50,11 @@ class DefaultPolicyTest {
             assertThat(denied.port()).isEqualTo(8080);
             assertThat(denied.path()).isEqualTo("/x");
             assertThat(denied.reason()).isEqualTo("no_matching_rule");
+
+            RawClient.exchange(proxy.address(), "CONNECT wanted.example.test:443 HTTP/1.1\r\nHost: wanted.example.test:443\r\n\r\n");
+            AuditFields connect = events.await("connect", f -> "deny".equals(f.decision()));
+            assertThat(connect.host()).isEqualTo("wanted.example.test");
+            assertThat(connect.tls()).as("refused before any TLS").isEqualTo("none");
         }
     }
 }

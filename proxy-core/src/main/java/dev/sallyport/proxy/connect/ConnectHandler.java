@@ -85,11 +85,11 @@ final class ConnectHandler extends ChannelInboundHandlerAdapter {
         Decision decision = context.engine().onConnect(target.host(), target.port(), null);
         audit.decision(decision);
         boolean passthrough = decision.tls() == TlsMode.PASSTHROUGH;
-        audit.tls(passthrough ? "passthrough" : "intercepted");
         if (!decision.permitsTraffic()) {
-            refuse(ctx, audit, 403, decision.reason());
+            refuse(ctx, audit.tls("none"), 403, decision.reason());   // refused before any TLS
             return;
         }
+        audit.tls(passthrough ? "passthrough" : "intercepted");
         if (context.draining() || !context.auditAccepting()) {
             refuse(ctx, audit.denied(context.draining() ? "shutting_down" : "audit_unavailable"), 503,
                     audit.fields().reason());
