@@ -54,7 +54,8 @@ public final class HostNames {
             char c = raw.charAt(i);
             switch (c) {
                 case '@' -> throw new IllegalArgumentException(shown + " contains userinfo ('@')");
-                case '%' -> throw new IllegalArgumentException(shown + " contains a percent-escape");
+                case '%' -> throw new IllegalArgumentException(shown + (raw.indexOf(':') >= 0
+                        ? " has a zone id ('%'), which is not allowed" : " contains a percent-escape"));
                 case '/', '\\', '?', '#' -> throw new IllegalArgumentException(shown + " contains '" + c + "'");
                 default -> {
                     if (c <= 0x20 || c == 0x7f) {
@@ -106,18 +107,15 @@ public final class HostNames {
      * WHATWG URL standard among them) read such a name as an IPv4 address in some form.
      */
     static boolean looksNumeric(String name) {
-        int dot = name.lastIndexOf('.');
-        String last = name.substring(dot + 1);
-        if (last.isEmpty()) {
+        int start = name.lastIndexOf('.') + 1;
+        int len = name.length() - start;
+        if (len == 0) {
             return false;
         }
-        int from = 0;
-        boolean hex = last.length() > 2 && (last.startsWith("0x") || last.startsWith("0X"));
-        if (hex) {
-            from = 2;
-        }
-        for (int i = from; i < last.length(); i++) {
-            char c = last.charAt(i);
+        boolean hex = len > 2 && name.charAt(start) == '0'
+                && (name.charAt(start + 1) == 'x' || name.charAt(start + 1) == 'X');
+        for (int i = hex ? start + 2 : start; i < name.length(); i++) {
+            char c = name.charAt(i);
             boolean ok = (c >= '0' && c <= '9') || (hex && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')));
             if (!ok) {
                 return false;

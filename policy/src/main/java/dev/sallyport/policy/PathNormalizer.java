@@ -38,8 +38,30 @@ public final class PathNormalizer {
         if (raw.isEmpty() || raw.charAt(0) != '/') {
             throw new IllegalArgumentException("path does not start with '/'");
         }
+        if (isAlreadyNormal(raw)) {
+            return raw;
+        }
         String decoded = canonicalEscapes(raw);
         return resolveSegments(decoded);
+    }
+
+    /**
+     * The common case, checked in one pass without allocating: printable ASCII other than {@code % \ #},
+     * no empty segment, no segment starting with a dot.
+     */
+    private static boolean isAlreadyNormal(String raw) {
+        char prev = 0;
+        for (int i = 0; i < raw.length(); i++) {
+            char c = raw.charAt(i);
+            if (c <= 0x20 || c >= 0x7f || c == '%' || c == '\\' || c == '#') {
+                return false;
+            }
+            if (prev == '/' && (c == '/' || c == '.')) {
+                return false;
+            }
+            prev = c;
+        }
+        return true;
     }
 
     private static String canonicalEscapes(String raw) {

@@ -62,10 +62,10 @@ public final class PathPattern {
                 try {
                     norm = PathNormalizer.normalize("/" + seg);
                 } catch (IllegalArgumentException e) {
-                    throw new IllegalArgumentException(shown + ": " + e.getMessage());
+                    throw new IllegalArgumentException(shown + (e.getMessage().contains("climbs")
+                            ? " has a dot segment ('" + seg + "')" : ": " + e.getMessage()));
                 }
-                if (!norm.equals("/" + seg) && (norm.length() <= 1 || norm.indexOf('/', 1) >= 0
-                        || norm.endsWith("/"))) {
+                if (norm.length() <= 1 || norm.indexOf('/', 1) >= 0) {
                     throw new IllegalArgumentException(shown + " has a dot segment ('" + seg + "')");
                 }
                 segs[n++] = norm.substring(1);

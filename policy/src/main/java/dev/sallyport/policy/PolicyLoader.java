@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.ByteBuffer;
+import java.util.Comparator;
 import java.util.List;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
@@ -27,6 +28,9 @@ public final class PolicyLoader {
 
     /** Largest policy file read (10 MiB): ten thousand rules fit easily. */
     public static final int MAX_BYTES = 10 << 20;
+
+    private static final Comparator<PolicyProblem> IN_FILE_ORDER =
+            Comparator.comparingInt(PolicyProblem::line).thenComparingInt(PolicyProblem::column);
 
     private PolicyLoader() {}
 
@@ -82,11 +86,11 @@ public final class PolicyLoader {
         PolicyParser parser = new PolicyParser(tree, baseDir, source);
         Policy policy = parser.parse(root);
         if (policy == null || !tree.problems().isEmpty()) {
-            List<PolicyProblem> problems = tree.problems();
-            if (problems.isEmpty()) {
+            if (tree.problems().isEmpty()) {
                 tree.problem(1, 1, "", "is not a valid policy", "a policy as described in CONTRACT.md");
             }
-            throw new PolicyException(tree.problems());
+            List<PolicyProblem> problems = tree.problems();
+            throw new PolicyException(problems.stream().sorted(IN_FILE_ORDER).toList());
         }
         return policy;
     }

@@ -1,0 +1,322 @@
+package dev.sallyport.policy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class PolicyLoaderTest {
+
+    /** The policy of CONTRACT.md, with example host names. */
+    static final String CONTRACT_EXAMPLE = """
+            proxy:
+              listen: 127.0.0.1:3128        # explicit proxy: absolute-form HTTP and CONNECT
+              admin: 127.0.0.1:9901
+            ca: {cert: ca/ca.pem, key: ca/ca-key.pem}
+            audit: {path: audit.jsonl}      # "-" for stdout
+            mode: enforce
+            upstream:
+              trust: [system]
+            network:
+              deny: default
+              allow_private: []
+            rules:                          # first match wins; no match means deny
+              - name: npm-read
+                hosts: [registry.example.com]
+                ports: [443]                # default [443]
+                methods: [GET, HEAD]        # default: any
+              - name: github-api
+                hosts: [api.github.example]
+                paths: ["/repos/acme/**"]   # '*' one segment, '**' any depth
+              - name: no-uploads
+                action: deny
+                hosts: ["*.s3.example.com"]
+                methods: [PUT, POST]
+              - name: internal-db
+                cidrs: [10.20.0.0/16]
+                ports: [5432]
+                tls: passthrough
+            secrets:
+              - name: GITHUB_TOKEN
+                from: env:GITHUB_TOKEN      # or file:/run/secrets/github
+                hosts: [api.github.example, github.example]
+                headers: [Authorization]
+            """;
+
+    private static PolicyException problems(String yaml) {
+        return catchThrowableOfType(PolicyException.class, () -> PolicyLoader.parse(yaml, "policy.yaml"));
+    }
+
+    private static List<String> where(PolicyException e) {
+        return e.problems().stream().map(p -> p.line() + ":" + p.column() + " " + p.path()).toList();
+    }
+
+    @Test
+    void readsTheContractExampleWithPathsRelativeToTheFile(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("sub/policy.yaml");
+        Files.createDirectories(file.getParent());
+        Files.writeString(file, CONTRACT_EXAMPLE);
+        Policy p = PolicyLoader.load(file);
+        Path base = file.toAbsolutePath().getParent();
+        assertThat(p.source()).isEqualTo(file.toAbsolutePath());
+        assertThat(p.ca().cert()).isEqualTo(base.resolve("ca/ca.pem"));
+        assertThat(p.ca().key()).isEqualTo(base.resolve("ca/ca-key.pem"));
+        assertThat(p.audit().path()).isEqualTo(base.resolve("audit.jsonl").toString());
+        assertThat(p.mode()).isEqualTo(Mode.ENFORCE);
+        assertThat(p.network().deny()).isEqualTo(DefaultDeny.NETWORKS);
+        assertThat(p.rules()).extracting(Rule::name).containsExactly("npm-read", "github-api", "no-uploads",
+                "internal-db");
+        assertThat(p.rules()).extracting(Rule::line).containsExactly(13, 17, 20, 24);
+        Rule npm = p.rules().getFirst();
+        assertThat(npm.methods()).containsExactlyInAnyOrder("GET", "HEAD");
+        assertThat(p.rules().get(1).ports()).containsExactly(443);
+        assertThat(p.rules().get(3).tls()).isEqualTo(TlsMode.PASSTHROUGH);
+        assertThat(p.rules().get(3).cidrs()).containsExactly(Cidr.parse("10.20.0.0/16"));
+        SecretSpec s = p.secrets().getFirst();
+        assertThat(s.from()).isEqualTo(new SecretSource.Env("GITHUB_TOKEN"));
+        assertThat(s.hosts()).extracting(HostPattern::toString).containsExactly("api.github.example", "github.example");
+        assertThat(s.placeholder()).isNull();
+        assertThat(s.require()).isFalse();
+    }
+
+    @Test
+    void reportsEveryMistakeWithItsLineAndColumn() {
+        PolicyException e = problems("""
+                proxy:
+                  listen: 127.0.0.1:99999
+                  bogus: 1
+                  timeouts: {connect: 10x}
+                mode: enforce
+                mode: audit
+                rules:
+                  - name: a
+                    hosts: ["*.*.com"]
+                  - name: b
+                    hosts: [ok.example.com]
+                    ports: [0x1bb]
+                    tls: passthrough
+                    methods: [GET]
+                  - name: a
+                    cidrs: [10.0.0.1/8]
+                secrets:
+                  - name: TOKEN
+                    from: vault:x
+                    hosts: [api.example.com]
+                """);
+        assertThat(where(e)).containsExactly(
+                "2:11 proxy.listen",
+                "3:3 proxy.bogus",
+                "4:23 proxy.timeouts.connect",
+                "6:1 mode",
+                "9:13 rules[0].hosts[0]",
+                "12:13 rules[1].ports[0]",
+                "13:10 rules[1].tls",
+                "15:11 rules[2].name",
+                "16:13 rules[2].cidrs[0]",
+                "18:5 secrets[0]",
+                "19:11 secrets[0].from");
+        assertThat(e.problems().get(4).toString()).isEqualTo("policy.yaml:9:13: rules[0].hosts[0]: '*.*.com' is not"
+                + " a valid pattern (expected: an exact host name or '*.' followed by a name with at least two labels)");
+        assertThat(e.problems().get(1).toString()).isEqualTo("policy.yaml:3:3: proxy.bogus: unknown key 'bogus'"
+                + " (expected: one of admin, admin_token, limits, listen, timeouts)");
+        assertThat(e.problems().get(3).message()).isEqualTo("duplicate key 'mode'");
+        assertThat(e.problems().get(7).message()).contains("already the name of the entry on line 8");
+        assertThat(e.problems().get(8).message()).contains("host bits set").contains("10.0.0.0/8");
+        assertThat(e.problems().get(9).message()).contains("has no 'headers'");
+        assertThat(e.getMessage().lines()).hasSize(11).allMatch(l -> l.startsWith("policy.yaml:"));
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', quoteCharacter = '^', value = {
+        "rules: [{name: x, hosts: [a.example], colour: red}]|1:39 rules[0].colour|unknown key 'colour'",
+        "rules: [{name: x, hosts: [a.example], name: y}]|1:39 rules[0].name|duplicate key 'name'",
+        "rules: [{name: x, hosts: a.example}]|1:26 rules[0].hosts|is 'a.example'",
+        "rules: [{name: x}]|1:9 rules[0]|neither hosts nor cidrs",
+        "rules: [{hosts: [a.example]}]|1:9 rules[0]|has no name",
+        "rules: [{name: x, hosts: [a.example], ports: []}]|1:46 rules[0].ports|is empty",
+        "rules: [{name: x, hosts: [a.example], ports: [70000]}]|1:47 rules[0].ports[0]|out of range",
+        "rules: [{name: x, hosts: [a.example], methods: [get]}]|1:49 rules[0].methods[0]|uppercase",
+        "rules: [{name: x, hosts: [a.example], paths: [/a/*.js]}]|1:47 rules[0].paths[0]|star inside",
+        "rules: [{name: x, hosts: [a.example], tls: passthrough, paths: [/a]}]|1:44 rules[0].tls|passthrough",
+        "rules: [{name: x, hosts: [a.example], action: block}]|1:47 rules[0].action|'block' is not an action",
+        "rules: [{name: x, hosts: [\"*\"]}]|1:27 rules[0].hosts[0]|not a valid pattern",
+        "rules: [{name: x, hosts: [\"*.com\"]}]|1:27 rules[0].hosts[0]|top-level domain",
+        "rules: [{name: x, hosts: [\"a@b.example\"]}]|1:27 rules[0].hosts[0]|userinfo",
+        "rules: [{name: x, hosts: [\"a.example:443\"]}]|1:27 rules[0].hosts[0]|port",
+        "rules: {name: x}|1:8 rules|is a mapping",
+        "mode: yes|1:7 mode|'yes' is not a mode",
+        "colour: red|1:1 colour|unknown key 'colour'",
+        "proxy: {listen: 'localhost'}|1:17 proxy.listen|no port",
+        "proxy: {listen: '::1:3128'}|1:17 proxy.listen|without brackets",
+        "proxy: {limits: {max_connections: -1}}|1:35 proxy.limits.max_connections|not a plain decimal",
+        "proxy: {limits: {max_body_bytes: 1_000}}|1:34 proxy.limits.max_body_bytes|not a plain decimal",
+        "proxy: {timeouts: {idle: 0s}}|1:26 proxy.timeouts.idle|is zero",
+        "proxy: {admin_token: {env: A, file: b}}|1:22 proxy.admin_token|2 sources",
+        "proxy: {listen: '127.0.0.1:3128', admin: '127.0.0.1:3128'}|1:42 proxy.admin|same address",
+        "ca: {cert: a.pem}|1:5 ca|only one of cert and key",
+        "upstream: {trust: []}|1:19 upstream.trust|is empty",
+        "network: {deny: all}|1:17 network.deny|not a deny list",
+        "network: {deny: [default, 10.0.0.1/8]}|1:27 network.deny[1]|host bits",
+        "network: {allow_private: ['10.0.0.0/8']}|1:27 network.allow_private[0]|no port",
+        "network: {allow_private: ['fd00::1:443']}|1:27 network.allow_private[0]|without brackets",
+        "secrets: [{name: 1X, from: env:X, hosts: [a.example], headers: [Authorization]}]|1:18 secrets[0].name|not a valid secret name",
+        "secrets: [{name: X, from: env:1, hosts: [a.example], headers: [Authorization]}]|1:27 secrets[0].from|not an environment variable",
+        "secrets: [{name: X, from: env:X, hosts: [], headers: [Authorization]}]|1:41 secrets[0].hosts|is empty",
+        "secrets: [{name: X, from: env:X, hosts: [a.example], headers: [Bad Header]}]|1:64 secrets[0].headers[0]|not a header name",
+        "secrets: [{name: X, from: env:X, hosts: [a.example], headers: [A], require: yes}]|1:77 secrets[0].require|is 'yes'",
+        "secrets: [{name: X, from: env:X, hosts: [a.example], headers: [A], placeholder: short}]|1:81 secrets[0].placeholder|not a usable placeholder",
+    })
+    void singleMistakes(String yaml, String where, String message) {
+        PolicyException e = problems(yaml);
+        assertThat(where(e)).containsExactly(where);
+        assertThat(e.problems().getFirst().message()).contains(message);
+        assertThat(e.problems().getFirst().expected()).isNotBlank();
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', quoteCharacter = '^', value = {
+        "rules: [{name: x, hosts: [a.example]|1:37",
+        "mode: [enforce|1:15",
+        "a: b\\n c: d|2:3",
+        "rules:\\n  - name: x\\n   hosts: [a]|3:4",
+        "mode: '\\tenforce|1:16",
+    })
+    void yamlSyntaxErrorsHaveAPosition(String yaml, String position) {
+        PolicyException e = problems(yaml.replace("\\n", "\n").replace("\\t", "\t"));
+        assertThat(e.problems()).hasSize(1);
+        PolicyProblem p = e.problems().getFirst();
+        assertThat(p.message()).startsWith("YAML syntax error: ");
+        assertThat(p.expected()).isEqualTo("valid YAML");
+        assertThat(p.line() + ":" + p.column()).isEqualTo(position);
+    }
+
+    @Test
+    void anEmptyFileIsTheDefaultPolicy() throws Exception {
+        Policy p = PolicyLoader.parse("", "empty.yaml");
+        Policy d = Policy.defaults();
+        assertThat(p.proxy()).isEqualTo(d.proxy());
+        assertThat(p.rules()).isEmpty();
+        assertThat(PolicyLoader.parse("# only a comment\n", "c.yaml").network()).isEqualTo(d.network());
+    }
+
+    @Test
+    void defaults() {
+        Policy d = Policy.defaults();
+        assertThat(d.proxy().listen()).isEqualTo(new HostPort("127.0.0.1", 3128));
+        assertThat(d.proxy().admin()).isEqualTo(new HostPort("127.0.0.1", 9901));
+        assertThat(d.proxy().limits()).isEqualTo(new Limits(4096, 10_000, 32_768, 8192, 0));
+        assertThat(d.proxy().timeouts()).isEqualTo(new Timeouts(Duration.ofSeconds(10), Duration.ofSeconds(10),
+                Duration.ofSeconds(300), Duration.ofSeconds(300), Duration.ofSeconds(10)));
+        assertThat(d.proxy().adminTokenEnv()).isNull();
+        assertThat(d.ca().inStateDirectory()).isTrue();
+        assertThat(d.audit().isStdout()).isTrue();
+        assertThat(d.mode()).isEqualTo(Mode.ENFORCE);
+        assertThat(d.upstream().systemTrust()).isTrue();
+        assertThat(d.network().deny()).isEqualTo(DefaultDeny.NETWORKS);
+        assertThat(d.rules()).isEmpty();
+        assertThat(d.source()).isNull();
+    }
+
+    @Test
+    void readsTheAddedKeys(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("p.yaml");
+        Files.writeString(file, """
+                proxy:
+                  listen: "[::1]:0"
+                  admin: localhost:9902
+                  limits: {max_connections: 10, max_tunnels: 20, max_header_bytes: 4096,
+                           max_initial_line_bytes: 1024, max_body_bytes: 1048576}
+                  timeouts: {connect: 250ms, tls: 5s, response_headers: 10m, idle: 1h, shutdown_grace: 0s}
+                  admin_token: {file: secrets/admin.token}
+                upstream: {trust: [system, corp.pem]}
+                network: {deny: [default, "2001:db8::/32"]}
+                rules:
+                  - {name: r, hosts: [a.example], clients: [ci, laptop], ports: [443, 8443]}
+                secrets:
+                  - name: API_KEY
+                    from: file:keys/api
+                    hosts: ["*.api.example"]
+                    headers: [X-Api-Key, Authorization]
+                    placeholder: SALLYPORT_PLACEHOLDER_API_KEY
+                    require: true
+                    lazy: true
+                """);
+        Policy p = PolicyLoader.load(file);
+        assertThat(p.proxy().listen()).isEqualTo(new HostPort("::1", 0));
+        assertThat(p.proxy().listen().toString()).isEqualTo("[::1]:0");
+        assertThat(p.proxy().admin()).isEqualTo(new HostPort("localhost", 9902));
+        assertThat(p.proxy().limits()).isEqualTo(new Limits(10, 20, 4096, 1024, 1_048_576));
+        assertThat(p.proxy().timeouts()).isEqualTo(new Timeouts(Duration.ofMillis(250), Duration.ofSeconds(5),
+                Duration.ofMinutes(10), Duration.ofHours(1), Duration.ZERO));
+        assertThat(p.proxy().adminTokenFile()).isEqualTo(dir.toAbsolutePath().resolve("secrets/admin.token"));
+        assertThat(p.upstream().trustFiles()).containsExactly(dir.toAbsolutePath().resolve("corp.pem"));
+        assertThat(p.network().deny()).hasSize(DefaultDeny.NETWORKS.size() + 1);
+        assertThat(p.rules().getFirst().clients()).isEqualTo(Set.of("ci", "laptop"));
+        SecretSpec s = p.secrets().getFirst();
+        assertThat(s.from()).isEqualTo(new SecretSource.File(dir.toAbsolutePath().resolve("keys/api")));
+        assertThat(s.placeholder()).isEqualTo("SALLYPORT_PLACEHOLDER_API_KEY");
+        assertThat(s.require()).isTrue();
+        assertThat(s.lazy()).isTrue();
+        assertThat(s.toString()).doesNotContain("SALLYPORT_PLACEHOLDER_API_KEY");
+    }
+
+    @Test
+    void recordsAreImmutable() throws Exception {
+        Policy p = PolicyLoader.parse(CONTRACT_EXAMPLE, "p.yaml");
+        assertThatThrownBy(() -> p.rules().clear()).isInstanceOf(UnsupportedOperationException.class);
+        assertThatThrownBy(() -> p.rules().getFirst().methods().add("PUT"))
+                .isInstanceOf(UnsupportedOperationException.class);
+        List<Rule> mutable = new java.util.ArrayList<>(p.rules());
+        Policy copy = new Policy(p.proxy(), p.ca(), p.audit(), p.mode(), p.upstream(), p.network(), mutable,
+                p.secrets(), null);
+        mutable.clear();
+        assertThat(copy.rules()).hasSize(4);
+    }
+
+    @Test
+    void aMissingFileIsOneProblem(@TempDir Path dir) {
+        PolicyException e = catchThrowableOfType(PolicyException.class,
+                () -> PolicyLoader.load(dir.resolve("nope.yaml")));
+        assertThat(e.problems()).hasSize(1);
+        assertThat(e.getMessage()).contains("nope.yaml").contains("cannot be read").contains("(expected: ");
+    }
+
+    @Test
+    void yamlTagsInstantiateNothing() {
+        PolicyException e = problems("mode: !!javax.script.ScriptEngineManager [!!java.net.URLClassLoader [[]]]");
+        assertThat(e.problems()).hasSize(1);
+        assertThat(e.problems().getFirst().line()).isEqualTo(1);
+        assertThat(e.problems().getFirst().message()).containsIgnoringCase("tag");
+    }
+
+    @Test
+    void aliasBombsAreRefused() {
+        StringBuilder sb = new StringBuilder("a: &a [x, x, x, x, x, x, x, x, x]\n");
+        for (char c = 'b'; c <= 'k'; c++) {
+            char prev = (char) (c - 1);
+            sb.append(c).append(": &").append(c).append(" [*").append(prev).append(", *").append(prev).append(", *")
+                    .append(prev).append(", *").append(prev).append("]\n");
+        }
+        PolicyException e = problems(sb.toString());
+        assertThat(e.problems()).isNotEmpty();
+    }
+
+    @Test
+    void stateDirectory() {
+        assertThat(StateDirectory.resolve(Map.of("SALLYPORT_HOME", "/srv/sp"), "/home/u")).isEqualTo(Path.of("/srv/sp"));
+        assertThat(StateDirectory.resolve(Map.of(), "/home/u")).isEqualTo(Path.of("/home/u/.local/share/sallyport"));
+        assertThat(StateDirectory.resolve(Map.of("SALLYPORT_HOME", ""), "/home/u"))
+                .isEqualTo(Path.of("/home/u/.local/share/sallyport"));
+        assertThat(StateDirectory.resolve()).isAbsolute();
+    }
+}

@@ -1,0 +1,48 @@
+package dev.sallyport.proxy;
+
+import dev.sallyport.ca.CertificateAuthority;
+import dev.sallyport.policy.HostPort;
+import dev.sallyport.policy.Policy;
+import dev.sallyport.proxy.events.ProxyEventListener;
+import java.util.Objects;
+
+/**
+ * What {@link SallyportProxy#start} needs. Nullable fields fall back to the policy: {@code ca} null means the
+ * policy's CA files (or the state directory), {@code resolver} null means the system resolver.
+ */
+public record ProxyOptions(
+        Policy policy,
+        /* @Nullable */ CertificateAuthority ca,
+        /* @Nullable */ HostPort listenOverride,
+        /* @Nullable */ HostPort adminOverride,
+        /* @Nullable */ ProxyEventListener extraListener,
+        /* @Nullable */ Resolver resolver) {
+
+    public ProxyOptions {
+        Objects.requireNonNull(policy, "policy");
+    }
+
+    public static ProxyOptions of(Policy policy) {
+        return new ProxyOptions(policy, null, null, null, null, null);
+    }
+
+    public ProxyOptions withCa(CertificateAuthority value) {
+        return new ProxyOptions(policy, value, listenOverride, adminOverride, extraListener, resolver);
+    }
+
+    public ProxyOptions withListen(HostPort value) {
+        return new ProxyOptions(policy, ca, value, adminOverride, extraListener, resolver);
+    }
+
+    public ProxyOptions withAdmin(HostPort value) {
+        return new ProxyOptions(policy, ca, listenOverride, value, extraListener, resolver);
+    }
+
+    public ProxyOptions withListener(ProxyEventListener value) {
+        return new ProxyOptions(policy, ca, listenOverride, adminOverride, value, resolver);
+    }
+
+    public ProxyOptions withResolver(Resolver value) {
+        return new ProxyOptions(policy, ca, listenOverride, adminOverride, extraListener, value);
+    }
+}

@@ -1,0 +1,227 @@
+package dev.sallyport.proxy;
+
+import dev.sallyport.ca.CaException;
+import dev.sallyport.ca.CertificateAuthority;
+import dev.sallyport.ca.LeafMinter;
+import dev.sallyport.ca.MintListener;
+import dev.sallyport.policy.CaSettings;
+import dev.sallyport.policy.HostPort;
+import dev.sallyport.policy.Policy;
+import dev.sallyport.policy.PolicyEngine;
+import dev.sallyport.policy.StateDirectory;
+import dev.sallyport.proxy.admin.AdminServer;
+import dev.sallyport.proxy.audit.AuditLog;
+import dev.sallyport.proxy.connect.FrontendInitializer;
+import dev.sallyport.proxy.events.ProxyEvent;
+import dev.sallyport.proxy.events.ProxyEventListener;
+import dev.sallyport.proxy.internal.ProxyContext;
+import dev.sallyport.proxy.metrics.ProxyMetrics;
+import dev.sallyport.proxy.reload.PolicyHolder;
+import dev.sallyport.proxy.internal.Transports;
+import dev.sallyport.proxy.upstream.UpstreamConnector;
+import dev.sallyport.proxy.upstream.UpstreamTls;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A running proxy: binds the listener and the admin listener, builds the CA minter, the upstream connector, the
+ * audit log, metrics and policy holder, and the per-connection pipeline. {@link #close()} stops accepting, lets open exchanges finish for {@code timeouts.shutdownGrace},
+ * then closes everything.
+ */
+public final class SallyportProxy implements AutoCloseable {
+
+    private static final Logger LOGGER = LoggerFactory.getLogger(SallyportProxy.class);
+
+    private final ProxyContext context;
+    private final EventLoopGroup group;
+    private final Channel server;
+    private final CertificateAuthority ca;
+    private final LeafMinter minter;
+    private final ExecutorService mintExecutor;
+    private final ExecutorService dnsExecutor;
+    private final UpstreamConnector connector;
+    private final AdminServer admin;
+    private final PolicyHolder holder;
+    private final AuditLog audit;
+    private final ProxyMetrics metrics;
+    private final AtomicReference<Boolean> closed;
+
+    @SuppressWarnings("checkstyle:ParameterNumber")
+    private SallyportProxy(ProxyContext context, EventLoopGroup group, Channel server, AdminServer admin,
+                           PolicyHolder holder, AuditLog audit, ProxyMetrics metrics, AtomicReference<Boolean> closed,
+                           CertificateAuthority ca, LeafMinter minter, ExecutorService mintExecutor,
+                           ExecutorService dnsExecutor, UpstreamConnector connector) {
+        this.context = context;
+        this.group = group;
+        this.server = server;
+        this.admin = admin;
+        this.holder = holder;
+        this.audit = audit;
+        this.metrics = metrics;
+        this.closed = closed;
+        this.ca = ca;
+        this.minter = minter;
+        this.mintExecutor = mintExecutor;
+        this.dnsExecutor = dnsExecutor;
+        this.connector = connector;
+    }
+
+    /**
+     * Opens the audit log and metrics, starts the policy holder (file watch and SIGHUP when the policy came from
+     * a file), binds the proxy listener and the admin listener.
+     */
+    public static SallyportProxy start(ProxyOptions options) throws Exception {
+        Policy policy = options.policy();
+        InstantSource clock = InstantSource.system();
+        ProxyMetrics metrics = new ProxyMetrics();
+        AuditLog audit = AuditLog.open(policy.audit().path(), clock, metrics);
+        ProxyEventListener events = options.extraListener() == null ? ProxyEventListener.all(audit, metrics)
+                : ProxyEventListener.all(audit, metrics, options.extraListener());
+        PolicyHolder holder = new PolicyHolder(PolicyEngine.compile(policy), policy.source(), events);
+        try {
+            if (policy.source() != null) {
+                holder.watchFileAndSighup();
+            }
+            return start(options, holder, audit, metrics, events, clock);
+        } catch (Exception | Error e) {
+            holder.close();
+            audit.close();
+            metrics.close();
+            throw e;
+        }
+    }
+
+    private static SallyportProxy start(ProxyOptions options, PolicyHolder holder, AuditLog audit,
+                                        ProxyMetrics metrics, ProxyEventListener events, InstantSource clock)
+            throws Exception {
+        Policy policy = holder.current().policy();
+        DefaultChannelGroup channels = new DefaultChannelGroup("sallyport-clients", GlobalEventExecutor.INSTANCE);
+        ProxyContext context = new ProxyContext(holder::current, events, clock, audit::accepting, channels);
+        CertificateAuthority ca = options.ca() != null ? options.ca() : loadCa(policy.ca());
+        ExecutorService mintExecutor = Executors.newFixedThreadPool(2, Thread.ofPlatform().daemon()
+                .name("sallyport-mint-", 0).factory());
+        LeafMinter minter = new LeafMinter(ca, mintExecutor, clock, new MintListener() {
+            @Override
+            public void minted(String host, Duration took) {
+                context.emit(new ProxyEvent.CertMinted(clock.instant(), host, took));
+            }
+
+            @Override
+            public void cacheHit(String host) {
+                context.emit(new ProxyEvent.CertCacheHit(clock.instant(), host));
+            }
+        });
+        ExecutorService dnsExecutor = Executors.newVirtualThreadPerTaskExecutor();
+        Resolver resolver = options.resolver() != null ? options.resolver() : Resolver.system(dnsExecutor);
+        UpstreamConnector connector = new UpstreamConnector(context, resolver, UpstreamTls.context(policy.upstream()));
+        HostPort listen = options.listenOverride() != null ? options.listenOverride() : policy.proxy().listen();
+        EventLoopGroup group = Transports.group(0);
+        try {
+            Channel server = new ServerBootstrap()
+                    .group(group)
+                    .channel(Transports.serverChannel())
+                    .option(ChannelOption.SO_BACKLOG, 1024)
+                    .childOption(ChannelOption.AUTO_READ, false)
+                    .childOption(ChannelOption.TCP_NODELAY, true)
+                    .childHandler(new FrontendInitializer(context, connector, minter))
+                    .bind(listen.host(), listen.port()).sync().channel();
+            LOGGER.info("proxy listening address={} transport={} tls={}", server.localAddress(),
+                    Transports.nativeTransport() ? "epoll" : "nio", Transports.sslProvider());
+            context.addSelf((InetSocketAddress) server.localAddress());
+            HostPort adminBind = options.adminOverride() != null ? options.adminOverride() : policy.proxy().admin();
+            String token = AdminServer.configuredToken(policy.proxy(), System.getenv()).orElse(null);
+            AtomicReference<Boolean> closed = new AtomicReference<>(false);
+            AdminServer admin = AdminServer.start(adminBind, group, metrics, holder, () -> !closed.get(), audit,
+                    token);
+            context.addSelf(admin.address());
+            return new SallyportProxy(context, group, server, admin, holder, audit, metrics, closed, ca, minter,
+                    mintExecutor, dnsExecutor, connector);
+        } catch (Exception e) {
+            group.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+            minter.close();
+            mintExecutor.shutdownNow();
+            dnsExecutor.shutdownNow();
+            throw e;
+        }
+    }
+
+    private static CertificateAuthority loadCa(CaSettings settings) throws CaException {
+        if (settings.cert() != null && settings.key() != null) {
+            return CertificateAuthority.load(settings.cert(), settings.key());
+        }
+        return CertificateAuthority.loadOrInit(StateDirectory.resolve());
+    }
+
+    public InetSocketAddress address() {
+        return (InetSocketAddress) server.localAddress();
+    }
+
+    public InetSocketAddress adminAddress() {
+        return admin.address();
+    }
+
+    /** The metrics registry behind {@code /metrics}. */
+    public ProxyMetrics metrics() {
+        return metrics;
+    }
+
+    /** The policy holder ({@code POST /reload}, SIGHUP and file changes swap its engine). */
+    public PolicyHolder policies() {
+        return holder;
+    }
+
+    /** Blocks until every audit record queued so far is written. */
+    public void flushAudit() {
+        audit.flush();
+    }
+
+    public CertificateAuthority ca() {
+        return ca;
+    }
+
+    /** Stops accepting, drains open exchanges up to {@code timeouts.shutdownGrace}, then releases everything. */
+    @Override
+    public void close() {
+        if (closed.getAndSet(true)) {
+            return;
+        }
+        context.startDraining();
+        server.close().syncUninterruptibly();
+        admin.close();
+        holder.close();
+        long grace = context.policy().proxy().timeouts().shutdownGrace().toNanos();
+        try {
+            if (!context.awaitNoExchanges(System.nanoTime() + grace)) {
+                LOGGER.warn("shutdown grace over open_exchanges={}", context.openExchanges());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        context.channels().close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        group.submit(connector::close).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
+        minter.close();
+        mintExecutor.shutdownNow();
+        dnsExecutor.shutdownNow();
+        audit.close();
+        metrics.close();
+    }
+
+    public void awaitTermination() throws InterruptedException {
+        server.closeFuture().sync();
+        group.terminationFuture().sync();
+    }
+}

@@ -1,0 +1,165 @@
+package dev.sallyport.proxy.connect;
+
+import dev.sallyport.ca.LeafMinter;
+import dev.sallyport.policy.Decision;
+import dev.sallyport.policy.TlsMode;
+import dev.sallyport.proxy.events.ProxyEvent;
+import dev.sallyport.proxy.http.Authority;
+import dev.sallyport.proxy.http.HttpPhase;
+import dev.sallyport.proxy.http.LingeringClose;
+import dev.sallyport.proxy.http.Responses;
+import dev.sallyport.proxy.http.TunnelTarget;
+import dev.sallyport.proxy.internal.AuditRecord;
+import dev.sallyport.proxy.internal.ProxyContext;
+import dev.sallyport.proxy.mitm.InterceptHandshakeHandler;
+import dev.sallyport.proxy.mitm.MintingMapping;
+import dev.sallyport.proxy.mitm.PassthroughHandler;
+import dev.sallyport.proxy.mitm.ServerContexts;
+import dev.sallyport.proxy.mitm.TlsRecordCheck;
+import dev.sallyport.proxy.upstream.UpstreamConnector;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelPipeline;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObject;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.ssl.SniHandler;
+import io.netty.util.ReferenceCountUtil;
+
+/**
+ * Decides a CONNECT on host and port before anything else (no DNS, no upstream contact for a refused one),
+ * answers 200, and replaces the HTTP phase with the tunnel phase: TLS check, then SNI check with a minted
+ * certificate (intercept) or ClientHello check and raw relay (passthrough). Other messages pass through.
+ */
+final class ConnectHandler extends ChannelInboundHandlerAdapter {
+
+    static final String NAME = "sallyport-connect";
+    static final String COUNTER = "sallyport-bytes";
+
+    private final ProxyContext context;
+    private final UpstreamConnector connector;
+    private final LeafMinter minter;
+    private final ServerContexts serverContexts;
+    private final ByteCounter counter;
+    private boolean swallowLast;
+
+    ConnectHandler(ProxyContext context, UpstreamConnector connector, LeafMinter minter,
+                   ServerContexts serverContexts, ByteCounter counter) {
+        this.context = context;
+        this.connector = connector;
+        this.minter = minter;
+        this.serverContexts = serverContexts;
+        this.counter = counter;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (swallowLast && msg instanceof HttpObject) {
+            ReferenceCountUtil.release(msg);   // the CONNECT's empty body, emitted when the codec goes
+            return;
+        }
+        if (msg instanceof HttpRequest request && request.method().equals(HttpMethod.CONNECT)
+                && request.decoderResult().isSuccess()) {
+            swallowLast = true;
+            connect(ctx, request);
+            return;
+        }
+        ctx.fireChannelRead(msg);
+    }
+
+    private void connect(ChannelHandlerContext ctx, HttpRequest request) {
+        AuditRecord audit = new AuditRecord(context.nextId(), ctx.channel().remoteAddress());
+        audit.request("CONNECT", null);
+        Authority target;
+        try {
+            target = parseTarget(request.uri());
+        } catch (IllegalArgumentException e) {
+            refuse(ctx, audit.denied(e.getMessage()), 400, e.getMessage());
+            return;
+        }
+        audit.target(target.host(), target.port());
+        Decision decision = context.engine().onConnect(target.host(), target.port(), null);
+        audit.decision(decision);
+        boolean passthrough = decision.tls() == TlsMode.PASSTHROUGH;
+        audit.tls(passthrough ? "passthrough" : "intercepted");
+        if (!decision.permitsTraffic()) {
+            refuse(ctx, audit, 403, decision.reason());
+            return;
+        }
+        if (context.draining() || !context.auditAccepting()) {
+            refuse(ctx, audit.denied(context.draining() ? "shutting_down" : "audit_unavailable"), 503,
+                    audit.fields().reason());
+            return;
+        }
+        if (!context.tryOpenTunnel()) {
+            refuse(ctx, audit.denied("too_many_tunnels"), 503, "too_many_tunnels");
+            return;
+        }
+        audit.status(200);
+        context.emit(new ProxyEvent.Decided(context.clock().instant(), "connect", audit.fields()));
+        TunnelTarget tunnel = new TunnelTarget(target.host(), target.port(), decision, null, audit);
+        opened(ctx, tunnel);
+        ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK))
+                .addListener((ChannelFutureListener) f -> {
+                    if (f.isSuccess()) {
+                        // not inside the decoder's call: it may still emit the CONNECT's empty body
+                        ctx.executor().execute(() -> becomeTunnel(ctx, tunnel, passthrough));
+                    } else {
+                        ctx.close();
+                    }
+                });
+    }
+
+    private static Authority parseTarget(String uri) {
+        Authority target = Authority.parse(uri, -1);
+        return target;
+    }
+
+    private void opened(ChannelHandlerContext ctx, TunnelTarget tunnel) {
+        context.emit(new ProxyEvent.TunnelOpened(context.clock().instant()));
+        long started = System.nanoTime();
+        long receivedBefore = counter.received;
+        long sentBefore = counter.sent;
+        ctx.channel().closeFuture().addListener(f -> {
+            context.tunnelClosed();
+            context.emit(new ProxyEvent.TunnelClosed(context.clock().instant()));
+            AuditRecord audit = tunnel.audit();
+            audit.bytes(counter.received - receivedBefore, counter.sent - sentBefore)
+                    .duration((System.nanoTime() - started) / 1_000_000);
+            context.emit(new ProxyEvent.TunnelEnded(context.clock().instant(), "tunnel_end", audit.fields()));
+        });
+    }
+
+    private void becomeTunnel(ChannelHandlerContext ctx, TunnelTarget tunnel, boolean passthrough) {
+        ChannelPipeline p = ctx.pipeline();
+        p.addLast(new TlsRecordCheck(context, tunnel));
+        if (passthrough) {
+            p.addLast(new PassthroughHandler(context, connector, tunnel, n -> { }, n -> { }));
+        } else {
+            long tlsTimeout = context.policy().proxy().timeouts().tls().toMillis();
+            p.addLast(new SniHandler(new MintingMapping(minter, serverContexts, tunnel, ctx.executor()), tlsTimeout));
+            p.addLast(new InterceptHandshakeHandler(context, connector, tunnel));
+        }
+        p.remove(HttpPhase.FRONTEND);
+        p.remove(HttpPhase.GUARD);
+        p.remove(HttpPhase.CODEC);
+        p.remove(this);
+        ctx.channel().read();
+    }
+
+    private void refuse(ChannelHandlerContext ctx, AuditRecord audit, int status, String reason) {
+        audit.status(status);
+        context.emit(new ProxyEvent.Decided(context.clock().instant(), "connect", audit.fields()));
+        LingeringClose.respondAndClose(ctx.channel(), Responses.error(ctx.alloc(), status, reason, null));
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        swallowLast = false;
+    }
+
+}

@@ -1,0 +1,84 @@
+package dev.sallyport.proxy.connect;
+
+import dev.sallyport.ca.LeafMinter;
+import dev.sallyport.proxy.events.ProxyEvent;
+import dev.sallyport.proxy.http.HttpPhase;
+import dev.sallyport.proxy.http.Responses;
+import dev.sallyport.proxy.internal.ProxyContext;
+import dev.sallyport.proxy.mitm.ServerContexts;
+import dev.sallyport.proxy.upstream.UpstreamConnector;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelPipeline;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Builds a client connection's pipeline: refuse beyond {@code limits.maxConnections} (503, then close), count it,
+ * close it after {@code timeouts.idle} without traffic, then the HTTP phase with the CONNECT handler in front.
+ */
+public final class FrontendInitializer extends ChannelInitializer<SocketChannel> {
+
+    private final ProxyContext context;
+    private final UpstreamConnector connector;
+    private final LeafMinter minter;
+    private final ServerContexts serverContexts = new ServerContexts();
+
+    public FrontendInitializer(ProxyContext context, UpstreamConnector connector, LeafMinter minter) {
+        this.context = context;
+        this.connector = connector;
+        this.minter = minter;
+    }
+
+    @Override
+    protected void initChannel(SocketChannel ch) {
+        ChannelPipeline p = ch.pipeline();
+        if (!context.tryOpenConnection()) {
+            ch.writeAndFlush(tooMany(ch)).addListener(ChannelFutureListener.CLOSE);
+            return;
+        }
+        context.channels().add(ch);
+        context.emit(new ProxyEvent.ConnectionOpened(context.clock().instant()));
+        ch.closeFuture().addListener(f -> {
+            context.connectionClosed();
+            context.emit(new ProxyEvent.ConnectionClosed(context.clock().instant()));
+        });
+        ByteCounter counter = new ByteCounter();
+        p.addLast(ConnectHandler.COUNTER, counter);
+        long idle = context.policy().proxy().timeouts().idle().toMillis();
+        p.addLast(new IdleStateHandler(0, 0, idle, TimeUnit.MILLISECONDS));
+        p.addLast(new IdleCloser());
+        HttpPhase.install(p, context, connector, null);
+        p.addBefore(HttpPhase.FRONTEND, ConnectHandler.NAME,
+                new ConnectHandler(context, connector, minter, serverContexts, counter));
+        ch.read();
+    }
+
+    private static io.netty.buffer.ByteBuf tooMany(SocketChannel ch) {
+        var response = Responses.error(ch.alloc(), 503, "too_many_connections", null);
+        var text = new StringBuilder("HTTP/1.1 503 Service Unavailable\r\n");
+        response.headers().forEach(h -> text.append(h.getKey()).append(": ").append(h.getValue()).append("\r\n"));
+        text.append("\r\n");
+        var buf = ch.alloc().buffer();
+        buf.writeCharSequence(text, java.nio.charset.StandardCharsets.US_ASCII);
+        buf.writeBytes(response.content());
+        response.release();
+        return buf;
+    }
+
+    /** Closes a client connection that saw no traffic in either direction for {@code timeouts.idle}. */
+    static final class IdleCloser extends ChannelInboundHandlerAdapter {
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt instanceof IdleStateEvent) {
+                ctx.close();
+            } else {
+                ctx.fireUserEventTriggered(evt);
+            }
+        }
+    }
+}

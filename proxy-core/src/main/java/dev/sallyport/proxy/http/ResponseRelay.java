@@ -1,0 +1,161 @@
+package dev.sallyport.proxy.http;
+
+import dev.sallyport.proxy.events.ProxyEvent;
+import dev.sallyport.proxy.internal.AuditRecord;
+import dev.sallyport.proxy.internal.RelayHandler;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelPipeline;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.LastHttpContent;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Carries one exchange's response from the upstream to the client: the next upstream read only after the
+ * client write succeeded. On a {@code 101} to a WebSocket request both pipelines drop their HTTP codecs and
+ * become a byte relay, audited as {@code websocket_end} when it closes.
+ */
+final class ResponseRelay {
+
+    private final FrontendHandler frontend;
+
+    ResponseRelay(FrontendHandler frontend) {
+        this.frontend = frontend;
+    }
+
+    void head(Exchange exchange, HttpResponse response) {
+        exchange.cancelHeaderTimer();
+        int code = response.status().code();
+        if (code == 101 && exchange.websocket) {
+            upgrade(exchange, response);
+            return;
+        }
+        if (code >= 100 && code < 200) {
+            exchange.informational = true;
+            DefaultFullHttpResponse interim = new DefaultFullHttpResponse(response.protocolVersion(), response.status());
+            HopHeaders.strip(interim.headers(), false);
+            writeAndRead(exchange, interim);
+            return;
+        }
+        exchange.status = code;
+        exchange.responseStarted = true;
+        boolean framed = HttpUtil.isContentLengthSet(response) || HttpUtil.isTransferEncodingChunked(response)
+                || code == 204 || code == 304 || exchange.upstreamHead.method().name().equals("HEAD");
+        exchange.upstreamReusable = HttpUtil.isKeepAlive(response) && framed;
+        exchange.closeClientAfter = !exchange.clientKeepAlive || !framed;
+        HopHeaders.strip(response.headers(), false);
+        if (exchange.closeClientAfter) {
+            response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        }
+        writeAndRead(exchange, response);
+    }
+
+    void content(Exchange exchange, HttpContent content) {
+        boolean last = content instanceof LastHttpContent;
+        if (exchange.upgraded) {
+            content.release();      // the empty body of the 101; raw bytes follow
+            return;
+        }
+        if (exchange.informational) {
+            content.release();
+            exchange.informational = !last;
+            if (last) {
+                exchange.lease.channel().read();
+            }
+            return;
+        }
+        exchange.bytesDown += content.content().readableBytes();
+        if (!last) {
+            writeAndRead(exchange, content);
+            return;
+        }
+        exchange.responseDone = true;
+        Channel upstream = exchange.lease.channel();
+        frontend.ctx.writeAndFlush(content).addListener((ChannelFutureListener) f -> {
+            boolean reusable = f.isSuccess() && exchange.upstreamReusable && exchange.requestDone;
+            upstream.pipeline().remove(BackendHandler.NAME);
+            frontend.connector().release(exchange.lease, reusable);
+            frontend.finish(exchange, exchange.status);
+            if (f.isSuccess()) {
+                frontend.nextRequest(!exchange.closeClientAfter);
+            } else {
+                frontend.ctx.close();
+            }
+        });
+    }
+
+    void upgradedBytes(Exchange exchange, ByteBuf raw) {
+        exchange.upgradeBytes.add(raw);
+    }
+
+    private void writeAndRead(Exchange exchange, Object message) {
+        Channel upstream = exchange.lease.channel();
+        frontend.ctx.writeAndFlush(message).addListener((ChannelFutureListener) f -> {
+            if (f.isSuccess()) {
+                upstream.read();
+            } else {
+                frontend.ctx.close();
+            }
+        });
+    }
+
+    private void upgrade(Exchange exchange, HttpResponse response) {
+        exchange.status = 101;
+        exchange.responseStarted = true;
+        exchange.upgraded = true;
+        HopHeaders.strip(response.headers(), true);
+        Channel client = frontend.ctx.channel();
+        Channel upstream = exchange.lease.channel();
+        frontend.ctx.writeAndFlush(new DefaultFullHttpResponse(response.protocolVersion(), response.status(),
+                client.alloc().buffer(0), response.headers(), io.netty.handler.codec.http.EmptyHttpHeaders.INSTANCE))
+                .addListener((ChannelFutureListener) f -> {
+                    if (!f.isSuccess()) {
+                        exchange.upgraded = false;
+                        frontend.finish(exchange, 101);
+                        upstream.close();
+                        client.close();
+                        return;
+                    }
+                    client.eventLoop().execute(() -> switchToRelay(exchange, client, upstream));
+                });
+    }
+
+    private void switchToRelay(Exchange exchange, Channel client, Channel upstream) {
+        AuditRecord audit = exchange.audit;
+        audit.status(101);
+        frontend.context.emit(new ProxyEvent.ExchangeCompleted(frontend.context.clock().instant(), audit.fields()));
+        AtomicLong up = new AtomicLong(exchange.bytesUp);
+        AtomicLong down = new AtomicLong(exchange.bytesDown);
+        for (ByteBuf early : exchange.upgradeBytes) {
+            down.addAndGet(early.readableBytes());
+            client.write(early);
+        }
+        exchange.upgradeBytes.clear();
+        client.flush();
+        ChannelPipeline cp = client.pipeline();
+        ChannelPipeline up2 = upstream.pipeline();
+        up2.remove(BackendHandler.NAME);
+        up2.addLast(new RelayHandler(client, down::addAndGet));
+        up2.remove(io.netty.handler.codec.http.HttpClientCodec.class);
+        cp.addLast(new RelayHandler(upstream, up::addAndGet));
+        cp.remove(HttpFramingGuard.class);
+        cp.remove(HttpServerCodec.class);
+        cp.remove(frontend);
+        frontend.context.exchangeFinished();
+        exchange.finished = true;
+        frontend.current = null;
+        client.closeFuture().addListener(c -> {
+            upstream.close();
+            audit.bytes(up.get(), down.get()).duration(exchange.elapsedMs()).reason("websocket_end");
+            frontend.context.emit(new ProxyEvent.TunnelEnded(frontend.context.clock().instant(), "websocket_end",
+                    audit.fields()));
+        });
+    }
+}

@@ -1,0 +1,7 @@
+/**
+ * The HTTP/1.1 phase of a client connection, plain or inside an intercepted tunnel: strict framing
+ * ({@link dev.sallyport.proxy.http.HttpFramingGuard}), the per-request decision
+ * ({@link dev.sallyport.proxy.http.RequestGate}), and forwarding with streamed bodies. Start with
+ * {@link dev.sallyport.proxy.http.HttpPhase}, then {@link dev.sallyport.proxy.http.FrontendHandler}.
+ */
+package dev.sallyport.proxy.http;

@@ -1,0 +1,73 @@
+package dev.sallyport.proxy.internal;
+
+import dev.sallyport.policy.Decision;
+import dev.sallyport.proxy.events.AuditFields;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+
+/** Mutable builder for {@link AuditFields}; one per exchange or tunnel, used on one event loop. */
+public final class AuditRecord {
+
+    private String id;
+    private String client;
+    private String host;
+    private Integer port;
+    private String ip;
+    private String method;
+    private String path;
+    private Integer status;
+    private String decision;
+    private String rule;
+    private String reason;
+    private String tls;
+    private String sni;
+    private Long bytesUp;
+    private Long bytesDown;
+    private Long durationMs;
+
+    public AuditRecord(String id, SocketAddress client) {
+        this.id = id;
+        this.client = clientText(client);
+    }
+
+    public static String clientText(SocketAddress address) {
+        if (address instanceof InetSocketAddress inet && inet.getAddress() != null) {
+            String ip = inet.getAddress().getHostAddress();
+            return (ip.indexOf(':') >= 0 ? "[" + ip + "]" : ip) + ":" + inet.getPort();
+        }
+        return String.valueOf(address);
+    }
+
+    public AuditRecord target(String h, int p) { host = h; port = p; return this; }
+    public AuditRecord ip(String value) { ip = value; return this; }
+    public AuditRecord request(String m, String pathWithoutQuery) { method = m; path = pathWithoutQuery; return this; }
+    public AuditRecord status(int value) { status = value; return this; }
+    public AuditRecord tls(String value) { tls = value; return this; }
+    public AuditRecord sni(String value) { sni = value; return this; }
+    public AuditRecord bytes(long up, long down) { bytesUp = up; bytesDown = down; return this; }
+    public AuditRecord duration(long ms) { durationMs = ms; return this; }
+
+    public AuditRecord decision(Decision d) {
+        decision = d.verdict().code();
+        rule = d.rule();
+        reason = d.reason();
+        return this;
+    }
+
+    public AuditRecord denied(String why) {
+        decision = "deny";
+        reason = why;
+        return this;
+    }
+
+    public AuditRecord reason(String why) { reason = why; return this; }
+
+    public String client() { return client; }
+    public String host() { return host; }
+    public Integer port() { return port; }
+
+    public AuditFields fields() {
+        return new AuditFields(id, client, null, host, port, ip, method, path, status, decision, rule, reason, tls,
+                sni, bytesUp, bytesDown, durationMs, null);
+    }
+}

@@ -1,0 +1,133 @@
+package dev.sallyport.proxy.internal;
+
+import dev.sallyport.policy.Policy;
+import dev.sallyport.policy.PolicyEngine;
+import dev.sallyport.proxy.events.ProxyEvent;
+import dev.sallyport.proxy.events.ProxyEventListener;
+import io.netty.channel.group.ChannelGroup;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.InstantSource;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The runtime one proxy instance shares across its channels: the current policy, the event sink, the clock,
+ * the counters behind the connection and tunnel limits, and every open channel (for shutdown).
+ */
+public final class ProxyContext {
+
+    private static final Logger LOGGER = LoggerFactory.getLogger(ProxyContext.class);
+
+    private final Supplier<PolicyEngine> policies;
+    private final ProxyEventListener events;
+    private final InstantSource clock;
+    private final BooleanSupplier auditAccepting;
+    private final ChannelGroup channels;
+    private final AtomicInteger connections = new AtomicInteger();
+    private final AtomicInteger tunnels = new AtomicInteger();
+    private final AtomicInteger exchanges = new AtomicInteger();
+    private final AtomicLong ids = new AtomicLong();
+    private volatile boolean draining;
+    private final java.util.Set<InetSocketAddress> self = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    public ProxyContext(Supplier<PolicyEngine> policies, ProxyEventListener events, InstantSource clock,
+                        BooleanSupplier auditAccepting, ChannelGroup channels) {
+        this.policies = policies;
+        this.events = events;
+        this.clock = clock;
+        this.auditAccepting = auditAccepting;
+        this.channels = channels;
+    }
+
+    public PolicyEngine engine() { return policies.get(); }
+    public Policy policy() { return policies.get().policy(); }
+    public InstantSource clock() { return clock; }
+    public ChannelGroup channels() { return channels; }
+    public boolean auditAccepting() { return auditAccepting.getAsBoolean(); }
+    public boolean draining() { return draining; }
+    public void startDraining() { draining = true; }
+
+    /** Records one of the proxy's own listening addresses: the data path never dials them. */
+    public void addSelf(InetSocketAddress address) {
+        self.add(address);
+    }
+
+    /** True when dialing {@code address:port} would reach this proxy's own listener or admin listener. */
+    public boolean isSelf(InetAddress address, int port) {
+        for (InetSocketAddress s : self) {
+            if (s.getPort() == port && (s.getAddress().isAnyLocalAddress() || s.getAddress().equals(address)
+                    || address.isLoopbackAddress() || address.isAnyLocalAddress())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    public String nextId() {
+        return Long.toHexString(clock.millis()) + "-" + Long.toHexString(ids.incrementAndGet());
+    }
+
+    public void emit(ProxyEvent event) {
+        try {
+            events.on(event);
+        } catch (RuntimeException e) {
+            LOGGER.warn("event listener failed event={} error={}", event.getClass().getSimpleName(), e.toString());
+        }
+    }
+
+    /** Counts a new client connection; false (and nothing counted) when the limit is reached. */
+    public boolean tryOpenConnection() {
+        return tryIncrement(connections, policy().proxy().limits().maxConnections());
+    }
+
+    public void connectionClosed() { connections.decrementAndGet(); }
+
+    public boolean tryOpenTunnel() {
+        return tryIncrement(tunnels, policy().proxy().limits().maxTunnels());
+    }
+
+    public void tunnelClosed() { tunnels.decrementAndGet(); }
+
+    public void exchangeStarted() { exchanges.incrementAndGet(); }
+
+    public void exchangeFinished() {
+        if (exchanges.decrementAndGet() == 0) {
+            synchronized (exchanges) {
+                exchanges.notifyAll();
+            }
+        }
+    }
+
+    public int openExchanges() { return exchanges.get(); }
+
+    /** Waits until no exchange is open or the deadline passes; true when drained. */
+    public boolean awaitNoExchanges(long deadlineNanos) throws InterruptedException {
+        synchronized (exchanges) {
+            while (exchanges.get() > 0) {
+                long left = deadlineNanos - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                exchanges.wait(Math.max(1, left / 1_000_000));
+            }
+        }
+        return true;
+    }
+
+    private static boolean tryIncrement(AtomicInteger counter, int limit) {
+        while (true) {
+            int now = counter.get();
+            if (limit > 0 && now >= limit) {
+                return false;
+            }
+            if (counter.compareAndSet(now, now + 1)) {
+                return true;
+            }
+        }
+    }
+}

@@ -1,0 +1,215 @@
+package dev.sallyport.proxy.metrics;
+
+import dev.sallyport.proxy.audit.AuditFailureListener;
+import dev.sallyport.proxy.events.AuditFields;
+import dev.sallyport.proxy.events.ProxyEvent;
+import dev.sallyport.proxy.events.ProxyEventListener;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The proxy's metrics (CONTRACT.md names), fed by the same {@link ProxyEvent}s as the audit log.
+ *
+ * <p>What counts where, so nothing is counted twice:
+ * <ul>
+ *   <li>{@code sallyport_requests_total{decision,rule}}: one per {@link ProxyEvent.Decided} (a CONNECT or a
+ *       request decision, allowed or not). {@link ProxyEvent.ExchangeCompleted} does not count: it is the
+ *       same request finishing.</li>
+ *   <li>{@code sallyport_bytes_total{direction}}: bytes of {@link ProxyEvent.ExchangeCompleted}, and of
+ *       {@link ProxyEvent.TunnelEnded} except an intercepted {@code tunnel_end} (its bytes are the
+ *       exchanges inside it, already counted). Passthrough tunnels and WebSocket relays count here.</li>
+ *   <li>Gauges from the opened/closed events; timers from {@code CertMinted} and {@code UpstreamConnected}.</li>
+ * </ul>
+ * Label values come from the policy (rule and secret names); at most {@value #MAX_LABEL_SETS} distinct
+ * label sets per metric are kept, further ones are counted under {@code "other"}.
+ */
+public final class ProxyMetrics implements ProxyEventListener, AuditFailureListener, AutoCloseable {
+
+    static final int MAX_LABEL_SETS = 1000;
+
+    private final PrometheusMeterRegistry registry;
+    private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
+    private final AtomicLong connections = new AtomicLong();
+    private final AtomicLong tunnels = new AtomicLong();
+    private final AtomicLong auditFailing = new AtomicLong();
+    private final Timer certMint;
+    private final Timer upstreamConnect;
+    private final Counter certCacheHits;
+    private final Counter bytesUp;
+    private final Counter bytesDown;
+    private final Counter reloadSuccess;
+    private final Counter reloadFailure;
+    private final Counter auditDropped;
+    private final Map<String, Counter> requests = new ConcurrentHashMap<>();
+    private final Map<String, Counter> secrets = new ConcurrentHashMap<>();
+
+    /** A Prometheus registry with the proxy's meters, JVM basics and Netty allocator basics. */
+    public ProxyMetrics() {
+        registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        Gauge.builder("sallyport.connections.active", connections, AtomicLong::get)
+                .description("Client connections open now").register(registry);
+        Gauge.builder("sallyport.tunnels.active", tunnels, AtomicLong::get)
+                .description("CONNECT tunnels open now").register(registry);
+        certMint = Timer.builder("sallyport.cert.mint").description("Time to mint a leaf certificate")
+                .serviceLevelObjectives(ms(1), ms(5), ms(10), ms(25), ms(50), ms(100), ms(250), ms(500), ms(1000))
+                .register(registry);
+        upstreamConnect = Timer.builder("sallyport.upstream.connect")
+                .description("Time to connect upstream (TCP, and TLS when intercepting)")
+                .serviceLevelObjectives(ms(5), ms(10), ms(25), ms(50), ms(100), ms(250), ms(500), ms(1000), ms(2500),
+                        ms(5000), ms(10_000))
+                .register(registry);
+        certCacheHits = Counter.builder("sallyport.cert.cache.hits").description("Leaf certificates served from cache")
+                .register(registry);
+        bytesUp = bytes("up");
+        bytesDown = bytes("down");
+        reloadSuccess = reloads("success");
+        reloadFailure = reloads("failure");
+        auditDropped = Counter.builder("sallyport.audit.dropped")
+                .description("Audit records lost (queue full or write failed); must stay 0").register(registry);
+        Gauge.builder("sallyport.audit.failing", auditFailing, AtomicLong::get)
+                .description("1 while the audit log is failing and new requests are refused").register(registry);
+        new JvmMemoryMetrics().bindTo(registry);
+        gcMetrics.bindTo(registry);
+        new JvmThreadMetrics().bindTo(registry);
+        new ClassLoaderMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        new UptimeMetrics().bindTo(registry);
+        NettyMetrics.bindTo(registry);
+    }
+
+    public PrometheusMeterRegistry registry() {
+        return registry;
+    }
+
+    /** The Prometheus text exposition (format 0.0.4). */
+    public String scrape() {
+        return registry.scrape(NettyMetrics.CONTENT_TYPE);
+    }
+
+    /** Counts audit records that were lost. */
+    public void auditDropped(long n) {
+        if (n > 0) {
+            auditDropped.increment(n);
+        }
+    }
+
+    @Override
+    public void on(ProxyEvent event) {
+        switch (event) {
+            case ProxyEvent.Decided d -> request(d.fields());
+            case ProxyEvent.ExchangeCompleted e -> bytes(e.fields());
+            case ProxyEvent.TunnelEnded t -> {
+                boolean interceptedTunnel = "tunnel_end".equals(t.event()) && t.fields() != null
+                        && "intercepted".equals(t.fields().tls());
+                if (!interceptedTunnel) {
+                    bytes(t.fields());
+                }
+            }
+            case ProxyEvent.Reloaded r -> ("success".equals(r.result()) ? reloadSuccess : reloadFailure).increment();
+            case ProxyEvent.ConnectionOpened ignored -> connections.incrementAndGet();
+            case ProxyEvent.ConnectionClosed ignored -> connections.decrementAndGet();
+            case ProxyEvent.TunnelOpened ignored -> tunnels.incrementAndGet();
+            case ProxyEvent.TunnelClosed ignored -> tunnels.decrementAndGet();
+            case ProxyEvent.CertMinted m -> record(certMint, m.took());
+            case ProxyEvent.CertCacheHit ignored -> certCacheHits.increment();
+            case ProxyEvent.UpstreamConnected u -> record(upstreamConnect, u.took());
+            case ProxyEvent.SecretInjected s -> secret(s.secret()).increment();
+        }
+    }
+
+    @Override
+    public void failed(String message) {
+        auditFailing.set(1);
+    }
+
+    @Override
+    public void dropped(long records) {
+        auditDropped(records);
+    }
+
+    @Override
+    public void recovered() {
+        auditFailing.set(0);
+    }
+
+    @Override
+    public void close() {
+        gcMetrics.close();
+        registry.close();
+    }
+
+    private void request(AuditFields f) {
+        String decision = f == null || f.decision() == null ? "unknown" : f.decision();
+        String rule = f == null || f.rule() == null ? "none" : f.rule();
+        String key = decision + '\u0000' + rule;
+        Counter c = requests.get(key);
+        if (c == null) {
+            if (requests.size() >= MAX_LABEL_SETS) {
+                rule = "other";
+                key = decision + '\u0000' + rule;
+            }
+            String d = decision;
+            String r = rule;
+            c = requests.computeIfAbsent(key, k -> Counter.builder("sallyport.requests")
+                    .description("Decisions on CONNECTs and requests, by decision and rule")
+                    .tag("decision", d).tag("rule", r).register(registry));
+        }
+        c.increment();
+    }
+
+    private void bytes(AuditFields f) {
+        if (f == null) {
+            return;
+        }
+        if (f.bytesUp() != null && f.bytesUp() > 0) {
+            bytesUp.increment(f.bytesUp());
+        }
+        if (f.bytesDown() != null && f.bytesDown() > 0) {
+            bytesDown.increment(f.bytesDown());
+        }
+    }
+
+    private Counter secret(String name) {
+        String label = name == null ? "unknown" : name;
+        Counter c = secrets.get(label);
+        if (c == null) {
+            String l = secrets.size() >= MAX_LABEL_SETS ? "other" : label;
+            c = secrets.computeIfAbsent(l, k -> Counter.builder("sallyport.secrets.injected")
+                    .description("Secrets injected into requests, by secret name").tag("secret", k).register(registry));
+        }
+        return c;
+    }
+
+    private Counter bytes(String direction) {
+        return Counter.builder("sallyport.bytes").description("Bytes relayed, up = client to upstream")
+                .tag("direction", direction).register(registry);
+    }
+
+    private Counter reloads(String result) {
+        return Counter.builder("sallyport.policy.reloads").description("Policy reloads by result")
+                .tag("result", result).register(registry);
+    }
+
+    private static void record(Timer timer, Duration took) {
+        if (took != null && !took.isNegative()) {
+            timer.record(took);
+        }
+    }
+
+    private static Duration ms(long millis) {
+        return Duration.ofMillis(millis);
+    }
+}

@@ -1,0 +1,70 @@
+package dev.sallyport.proxy.mitm;
+
+import dev.sallyport.proxy.http.HttpPhase;
+import dev.sallyport.proxy.http.TunnelTarget;
+import dev.sallyport.proxy.internal.ProxyContext;
+import dev.sallyport.proxy.upstream.UpstreamConnector;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.ssl.SniCompletionEvent;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
+
+/**
+ * Waits for the client-side TLS handshake of an intercepted tunnel. On success it installs the HTTP phase
+ * (bound to the CONNECT target and the SNI seen) and removes itself; a refused SNI or a failed handshake is
+ * audited and closes the connection.
+ */
+public final class InterceptHandshakeHandler extends ChannelInboundHandlerAdapter {
+
+    private final ProxyContext context;
+    private final UpstreamConnector connector;
+    private TunnelTarget tunnel;
+    private boolean refused;
+
+    public InterceptHandshakeHandler(ProxyContext context, UpstreamConnector connector, TunnelTarget tunnel) {
+        this.context = context;
+        this.connector = connector;
+        this.tunnel = tunnel;
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof SniCompletionEvent sni) {
+            if (sni.isSuccess()) {
+                tunnel = tunnel.withSni(sni.hostname());
+                tunnel.audit().sni(sni.hostname());
+            } else {
+                refuse(ctx, sni.cause());
+            }
+        } else if (evt instanceof SslHandshakeCompletionEvent done) {
+            if (done.isSuccess()) {
+                HttpPhase.install(ctx.pipeline(), context, connector, tunnel);
+                ctx.pipeline().remove(this);
+                ctx.channel().read();
+            } else {
+                refuse(ctx, done.cause());
+            }
+            return;
+        }
+        ctx.fireUserEventTriggered(evt);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        refuse(ctx, cause);
+    }
+
+    private void refuse(ChannelHandlerContext ctx, Throwable cause) {
+        if (!refused) {
+            refused = true;
+            SniRefused sni = SniRefused.find(cause);
+            if (sni != null) {
+                TunnelAudit.refused(context, tunnel, sni.reason(), sni.getMessage());
+            } else {
+                TunnelAudit.refused(context, tunnel, "client_tls_failed",
+                        "client TLS handshake failed: " + cause.getMessage());
+            }
+        }
+        ctx.close();
+    }
+}

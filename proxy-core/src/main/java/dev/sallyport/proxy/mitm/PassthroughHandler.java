@@ -1,0 +1,77 @@
+package dev.sallyport.proxy.mitm;
+
+import dev.sallyport.proxy.http.TunnelTarget;
+import dev.sallyport.proxy.internal.ProxyContext;
+import dev.sallyport.proxy.internal.RelayHandler;
+import dev.sallyport.proxy.upstream.Destination;
+import dev.sallyport.proxy.upstream.UpstreamConnector;
+import dev.sallyport.proxy.upstream.UpstreamFailure;
+import dev.sallyport.proxy.upstream.UpstreamLease;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.ssl.AbstractSniHandler;
+import io.netty.util.concurrent.Future;
+import java.util.function.LongConsumer;
+
+/**
+ * A {@code tls: passthrough} tunnel: reads the whole ClientHello (Netty's parser handles one split across
+ * packets or records), requires its SNI to name the CONNECT target, dials the checked address and relays bytes
+ * both ways without interception. The buffered ClientHello is the first thing relayed.
+ */
+public final class PassthroughHandler extends AbstractSniHandler<UpstreamLease> {
+
+    private final ProxyContext context;
+    private final UpstreamConnector connector;
+    private final TunnelTarget tunnel;
+    private final LongConsumer upCounter;
+    private final LongConsumer downCounter;
+
+    public PassthroughHandler(ProxyContext context, UpstreamConnector connector, TunnelTarget tunnel,
+                              LongConsumer upCounter, LongConsumer downCounter) {
+        super(context.policy().proxy().timeouts().tls().toMillis());
+        this.context = context;
+        this.connector = connector;
+        this.tunnel = tunnel;
+        this.upCounter = upCounter;
+        this.downCounter = downCounter;
+    }
+
+    @Override
+    protected Future<UpstreamLease> lookup(ChannelHandlerContext ctx, String hostname) {
+        SniRefused refused = SniRefused.check(hostname, tunnel.host());
+        if (refused != null) {
+            return ctx.executor().newFailedFuture(refused);
+        }
+        tunnel.audit().sni(hostname);
+        return connector.acquire(new Destination(tunnel.host(), tunnel.port(), false, false),
+                ctx.channel().eventLoop(), tunnel.audit().client());
+    }
+
+    @Override
+    protected void onLookupComplete(ChannelHandlerContext ctx, String hostname, Future<UpstreamLease> future) {
+        if (!future.isSuccess()) {
+            switch (future.cause()) {
+                case SniRefused sni -> TunnelAudit.refused(context, tunnel, sni.reason(), sni.getMessage());
+                case UpstreamFailure up -> {
+                    tunnel.audit().ip(up.ip());
+                    TunnelAudit.refused(context, tunnel, up.reason(), up.getMessage());
+                }
+                default -> TunnelAudit.refused(context, tunnel, "upstream_failed", future.cause().toString());
+            }
+            ctx.close();
+            return;
+        }
+        UpstreamLease lease = future.getNow();
+        Channel upstream = lease.channel();
+        Channel client = ctx.channel();
+        if (!client.isActive()) {
+            upstream.close();
+            return;
+        }
+        tunnel.audit().ip(lease.ip());
+        upstream.pipeline().addLast(new RelayHandler(client, downCounter));
+        client.closeFuture().addListener(f -> upstream.close());
+        ctx.pipeline().addAfter(ctx.name(), null, new RelayHandler(upstream, upCounter));
+        ctx.pipeline().remove(this);
+    }
+}

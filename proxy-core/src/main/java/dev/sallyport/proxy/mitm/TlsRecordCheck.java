@@ -1,0 +1,42 @@
+package dev.sallyport.proxy.mitm;
+
+import dev.sallyport.proxy.http.TunnelTarget;
+import dev.sallyport.proxy.internal.ProxyContext;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.util.ReferenceCountUtil;
+
+/**
+ * The first byte in a tunnel must start a TLS handshake record (0x16): anything else (plain HTTP, SSH, random
+ * bytes) is refused, audited, and the connection closed. Removes itself after the first byte.
+ */
+public final class TlsRecordCheck extends ChannelInboundHandlerAdapter {
+
+    private static final int HANDSHAKE = 0x16;
+
+    private final ProxyContext context;
+    private final TunnelTarget tunnel;
+
+    public TlsRecordCheck(ProxyContext context, TunnelTarget tunnel) {
+        this.context = context;
+        this.tunnel = tunnel;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (msg instanceof ByteBuf buf && !buf.isReadable()) {
+            buf.release();
+            ctx.read();
+            return;
+        }
+        if (msg instanceof ByteBuf buf && buf.getUnsignedByte(buf.readerIndex()) == HANDSHAKE) {
+            ctx.pipeline().remove(this);
+            ctx.fireChannelRead(buf);
+            return;
+        }
+        ReferenceCountUtil.release(msg);
+        TunnelAudit.refused(context, tunnel, "not_tls", "the first bytes in the tunnel are not a TLS handshake");
+        ctx.close();
+    }
+}

@@ -1,0 +1,175 @@
+package dev.sallyport.proxy.upstream;
+
+import dev.sallyport.policy.Decision;
+import dev.sallyport.policy.IpAddress;
+import dev.sallyport.policy.Timeouts;
+import dev.sallyport.proxy.Resolver;
+import dev.sallyport.proxy.events.ProxyEvent;
+import dev.sallyport.proxy.internal.ProxyContext;
+import dev.sallyport.proxy.internal.Transports;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.ConnectTimeoutException;
+import io.netty.channel.EventLoop;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.ssl.SslHandshakeTimeoutException;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.Promise;
+import io.netty.util.concurrent.ScheduledFuture;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Gets an upstream connection for a destination. Resolves through the {@link Resolver}, checks EVERY address
+ * with {@code onDial}: if any address of a name is denied, the whole request is denied ({@code private_address},
+ * fail closed: a name that mixes public and private addresses is a rebinding shape). Then dials exactly the
+ * first checked address, never re-resolving, or reuses a pooled connection to that same address.
+ */
+public final class UpstreamConnector {
+
+    private final ProxyContext context;
+    private final Resolver resolver;
+    private final SslContext tls;
+    private final UpstreamPool pool = new UpstreamPool();
+
+    public UpstreamConnector(ProxyContext context, Resolver resolver, SslContext tls) {
+        this.context = context;
+        this.resolver = resolver;
+        this.tls = tls;
+    }
+
+    /** Completes on {@code loop}; fails with {@link UpstreamFailure}. {@code client} names the hop in errors. */
+    public Future<UpstreamLease> acquire(Destination dest, EventLoop loop, String client) {
+        Promise<UpstreamLease> promise = loop.newPromise();
+        String hop = "client " + client + " => " + dest.text() + ": ";
+        Timeouts timeouts = context.policy().proxy().timeouts();
+        Optional<IpAddress> literal = IpAddress.parseStrict(dest.host());
+        if (literal.isPresent()) {
+            dial(dest, List.of(literal.get().toInetAddress()), loop, hop, promise);
+            return promise;
+        }
+        ScheduledFuture<?> timer = loop.schedule(() -> promise.tryFailure(new UpstreamFailure(504, "dns_timeout",
+                hop + "DNS lookup timed out after " + timeouts.connect().toMillis() + " ms", null)),
+                timeouts.connect().toNanos(), TimeUnit.NANOSECONDS);
+        resolver.resolve(dest.host()).whenComplete((addresses, error) -> loop.execute(() -> {
+            timer.cancel(false);
+            if (promise.isDone()) {
+                return;
+            }
+            if (error != null || addresses == null || addresses.isEmpty()) {
+                promise.tryFailure(new UpstreamFailure(502, "dns_failed", hop + "DNS lookup failed: "
+                        + (error == null ? "no addresses" : rootMessage(error)), null));
+                return;
+            }
+            dial(dest, addresses, loop, hop, promise);
+        }));
+        return promise;
+    }
+
+    /** Returns a connection after a complete exchange; closes it unless {@code reusable}. */
+    public void release(UpstreamLease lease, boolean reusable) {
+        Channel ch = lease.channel();
+        if (!reusable || !ch.isActive() || !lease.destination().http()) {
+            ch.close();
+            return;
+        }
+        Destination d = lease.destination();
+        pool.offer(new UpstreamPool.Key(ch.eventLoop(), d.host(), d.port(), lease.ip(), d.tls()), ch);
+    }
+
+    public void close() {
+        pool.closeAll();
+    }
+
+    private void dial(Destination dest, List<InetAddress> addresses, EventLoop loop, String hop,
+                      Promise<UpstreamLease> promise) {
+        for (InetAddress address : addresses) {
+            IpAddress ip = IpAddress.of(address);
+            Decision decision = context.engine().onDial(dest.host(), dest.port(), ip);
+            if (!decision.permitsTraffic()) {
+                promise.tryFailure(new UpstreamFailure(403, decision.reason(), hop + "address " + ip
+                        + " is denied by network.deny (" + decision.reason() + ")", ip.toString()));
+                return;
+            }
+        }
+        IpAddress chosen = IpAddress.of(addresses.getFirst());
+        String ipText = chosen.toString();
+        if (context.isSelf(chosen.toInetAddress(), dest.port())) {
+            promise.tryFailure(new UpstreamFailure(403, "proxy_self", hop + "address " + ipText + ":" + dest.port()
+                    + " is this proxy's own listener", ipText));
+            return;
+        }
+        if (dest.http()) {
+            Channel pooled = pool.poll(new UpstreamPool.Key(loop, dest.host(), dest.port(), ipText, dest.tls()));
+            if (pooled != null) {
+                promise.trySuccess(new UpstreamLease(pooled, ipText, dest, true));
+                return;
+            }
+        }
+        Timeouts timeouts = context.policy().proxy().timeouts();
+        long started = System.nanoTime();
+        ChannelFuture connect = new Bootstrap()
+                .group(loop)
+                .channel(Transports.socketChannel())
+                .option(ChannelOption.AUTO_READ, false)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE,
+                        timeouts.connect().toMillis()))
+                .handler(new UpstreamInitializer(dest, tls, timeouts))
+                .connect(new InetSocketAddress(chosen.toInetAddress(), dest.port()));
+        connect.addListener((ChannelFuture f) -> {
+            if (!f.isSuccess()) {
+                boolean timeout = f.cause() instanceof ConnectTimeoutException;
+                promise.tryFailure(new UpstreamFailure(timeout ? 504 : 502,
+                        timeout ? "upstream_connect_timeout" : "upstream_connect_failed",
+                        hop + "upstream connect to " + ipText + " failed: " + rootMessage(f.cause()), ipText));
+                return;
+            }
+            Channel ch = f.channel();
+            promise.addListener(p -> {
+                if (!p.isSuccess()) {
+                    ch.close();
+                }
+            });
+            SslHandler ssl = ch.pipeline().get(SslHandler.class);
+            if (ssl == null) {
+                connected(dest, ch, ipText, started, promise);
+                return;
+            }
+            ch.read();
+            ssl.handshakeFuture().addListener(h -> {
+                if (h.isSuccess()) {
+                    connected(dest, ch, ipText, started, promise);
+                } else {
+                    boolean timeout = h.cause() instanceof SslHandshakeTimeoutException;
+                    promise.tryFailure(new UpstreamFailure(timeout ? 504 : 502,
+                            timeout ? "upstream_tls_timeout" : "upstream_tls_failed",
+                            hop + "upstream TLS handshake failed: " + rootMessage(h.cause()), ipText));
+                }
+            });
+        });
+    }
+
+    private void connected(Destination dest, Channel ch, String ip, long started, Promise<UpstreamLease> promise) {
+        if (promise.trySuccess(new UpstreamLease(ch, ip, dest, false))) {
+            context.emit(new ProxyEvent.UpstreamConnected(context.clock().instant(), dest.host(),
+                    Duration.ofNanos(System.nanoTime() - started)));
+        }
+    }
+
+    static String rootMessage(Throwable t) {
+        Throwable root = t;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String message = root.getMessage();
+        return message == null ? root.getClass().getSimpleName() : message.lines().findFirst().orElse("");
+    }
+}

@@ -1,0 +1,71 @@
+package dev.sallyport.proxy.upstream;
+
+import dev.sallyport.policy.Timeouts;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.http.HttpClientCodec;
+import io.netty.handler.codec.http.HttpDecoderConfig;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
+import java.util.concurrent.TimeUnit;
+
+/** Builds an upstream pipeline: idle timeout, TLS (SNI and hostname verification for the name), HTTP codec. */
+final class UpstreamInitializer extends ChannelInitializer<Channel> {
+
+    static final String CODEC = "sallyport-upstream-codec";
+
+    private final Destination dest;
+    private final SslContext tls;
+    private final Timeouts timeouts;
+
+    UpstreamInitializer(Destination dest, SslContext tls, Timeouts timeouts) {
+        this.dest = dest;
+        this.tls = tls;
+        this.timeouts = timeouts;
+    }
+
+    @Override
+    protected void initChannel(Channel ch) {
+        ch.pipeline().addLast(new IdleStateHandler(0, 0, timeouts.idle().toMillis(), TimeUnit.MILLISECONDS));
+        ch.pipeline().addLast(new IdleCloser());
+        if (dest.tls()) {
+            SslHandler ssl = tls.newHandler(ch.alloc(), dest.host(), dest.port());
+            ssl.setHandshakeTimeoutMillis(timeouts.tls().toMillis());
+            ch.pipeline().addLast(ssl);
+        }
+        if (dest.http()) {
+            HttpDecoderConfig config = new HttpDecoderConfig()
+                    .setMaxInitialLineLength(16 * 1024)
+                    .setMaxHeaderSize(64 * 1024)
+                    .setMaxChunkSize(64 * 1024)
+                    .setAllowDuplicateContentLengths(false)
+                    .setStrictLineParsing(true);
+            ch.pipeline().addLast(CODEC, new HttpClientCodec(config, false, false));
+        }
+        ch.pipeline().addLast(new ExceptionSink());
+    }
+
+    /** Ends exceptions nobody after it handled (TLS failures are reported through the handshake future). */
+    static final class ExceptionSink extends ChannelInboundHandlerAdapter {
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close();
+        }
+    }
+
+    /** Closes an upstream connection that saw no traffic for {@code timeouts.idle}. */
+    static final class IdleCloser extends ChannelInboundHandlerAdapter {
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt instanceof IdleStateEvent) {
+                ctx.close();
+            } else {
+                ctx.fireUserEventTriggered(evt);
+            }
+        }
+    }
+}

@@ -1,0 +1,367 @@
+package dev.sallyport.proxy.audit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+import dev.sallyport.proxy.events.ProxyEvent;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class AuditLogTest {
+
+    private static final InstantSource CLOCK = InstantSource.fixed(Instant.parse("2026-11-30T00:00:00Z"));
+
+    @TempDir
+    Path dir;
+
+    private final RecordingListener listener = new RecordingListener();
+    private final ByteArrayOutputStream stderrBytes = new ByteArrayOutputStream();
+    private final PrintStream stderr = new PrintStream(stderrBytes, true, StandardCharsets.UTF_8);
+
+    @Test
+    void writesOneLinePerRecordToARealFileAndSkipsGaugeEvents() throws Exception {
+        Path file = dir.resolve("audit.jsonl");
+        try (AuditLog log = AuditLog.open(file.toString(), CLOCK, listener)) {
+            log.on(AuditEvents.denied("c1"));
+            log.on(new ProxyEvent.ConnectionOpened(AuditEvents.TS));
+            log.on(AuditEvents.exchange("r1", "/x?token=abc"));
+            log.on(new ProxyEvent.Reloaded(AuditEvents.TS, "success", file.toString(), List.of()));
+            log.flush();
+            assertThat(Files.readAllLines(file)).hasSize(3);
+        }
+        List<String> lines = Files.readAllLines(file);
+        assertThat(lines).hasSize(3);
+        assertThat(lines.get(0)).startsWith("{\"ts\":\"2026-11-30T01:02:03.456Z\",\"event\":\"connect\",\"id\":\"c1\"");
+        assertThat(lines.get(1)).contains("\"event\":\"request\"", "\"path\":\"/x\"").doesNotContain("token", "abc");
+        assertThat(lines.get(2)).contains("\"event\":\"reload\"", "\"result\":\"success\"", "\"errors\":[]");
+        assertThat(Files.getPosixFilePermissions(file)).isEqualTo(PosixFilePermissions.fromString("rw-r-----"));
+        assertThat(listener.failures).isEmpty();
+    }
+
+    @Test
+    void appendsToAnExistingFile() throws Exception {
+        Path file = dir.resolve("audit.jsonl");
+        Files.writeString(file, "{\"old\":1}\n");
+        try (AuditLog log = AuditLog.open(file.toString(), CLOCK, listener)) {
+            log.on(AuditEvents.denied("c2"));
+        }
+        assertThat(Files.readAllLines(file)).hasSize(2).first().isEqualTo("{\"old\":1}");
+    }
+
+    @Test
+    void unopenableFileIsOneClearError() {
+        Path file = dir.resolve("missing-folder/audit.jsonl");
+
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> AuditLog.open(file.toString(), CLOCK, listener))
+                .isInstanceOf(IOException.class)
+                .hasMessageStartingWith("audit.path: cannot open '" + file + "' for appending: ")
+                .hasMessageEndingWith("(expected: a writable file in an existing folder, or \"-\" for stdout)");
+    }
+
+    @Test
+    void dashWritesToStdout() throws Exception {
+        PrintStream original = System.out;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(captured, false, StandardCharsets.UTF_8));
+        try (AuditLog log = AuditLog.open("-", CLOCK, listener)) {
+            log.on(AuditEvents.denied("c3"));
+            log.flush();
+            assertThat(captured.toString(StandardCharsets.UTF_8))
+                    .startsWith("{\"ts\":\"2026-11-30T01:02:03.456Z\",\"event\":\"connect\",\"id\":\"c3\"")
+                    .endsWith("}\n");
+        } finally {
+            System.setOut(original);
+        }
+        assertThat(listener.failures).isEmpty();
+    }
+
+    @Test
+    void failingWritesStopAcceptingSayItOnceAndRecover() throws Exception {
+        ToggleStream sink = new ToggleStream();
+        try (AuditLog log = AuditLog.start(new AuditLog("test-sink", sink, false, CLOCK, listener, stderr, 1024))) {
+            log.on(AuditEvents.exchange("ok-1", "/a"));
+            log.flush();
+            assertThat(log.accepting()).isTrue();
+
+            sink.failing = true;
+            log.on(AuditEvents.exchange("lost-1", "/b"));
+            log.flush();
+            log.on(AuditEvents.exchange("lost-2", "/c"));
+            log.flush();
+            assertThat(log.accepting()).isFalse();
+            assertThat(listener.failures).hasSize(1);
+            assertThat(listener.failures.getFirst()).startsWith("sallyport: audit log test-sink: write failed (")
+                    .contains("disk full", "refusing new requests");
+            assertThat(listener.dropped.get()).isEqualTo(2);
+            assertThat(log.recordsLost()).isEqualTo(2);
+            assertThat(stderrLines()).hasSize(1);
+
+            sink.failing = false;
+            log.on(AuditEvents.exchange("ok-2", "/d"));
+            await(log::accepting);
+            log.flush();
+            assertThat(listener.recovered.get()).isEqualTo(1);
+            assertThat(stderrLines()).hasSize(2).last().asString().contains("writing again");
+        }
+        List<String> records = nonBlankLines(sink.text());
+        assertThat(records).hasSize(2);
+        assertThat(records.get(0)).contains("\"id\":\"ok-1\"");
+        assertThat(records.get(1)).contains("\"id\":\"ok-2\"");
+        assertThat(sink.text()).doesNotContain("lost-");
+    }
+
+    @Test
+    void idleWriterProbesAFailedSinkAndRecoversWithoutNewRecords() throws Exception {
+        ToggleStream sink = new ToggleStream();
+        try (AuditLog log = AuditLog.start(new AuditLog("test-sink", sink, false, CLOCK, listener, stderr, 1024))) {
+            sink.failing = true;
+            log.on(AuditEvents.exchange("lost", "/b"));
+            await(() -> !log.accepting());
+            sink.failing = false;
+            await(log::accepting);
+        }
+        assertThat(sink.text()).isEqualTo("\n");
+    }
+
+    @Test
+    void fullQueueDropsCountsRefusesAndRecovers() throws Exception {
+        GateStream sink = new GateStream();
+        int capacity = 4;
+        AuditLog log = AuditLog.start(new AuditLog("gated", sink, false, CLOCK, listener, stderr, capacity));
+        try {
+            log.on(AuditEvents.exchange("first", "/"));
+            assertThat(sink.entered.await(10, TimeUnit.SECONDS)).isTrue();   // the writer is now blocked
+            for (int i = 0; i < capacity; i++) {
+                log.on(AuditEvents.exchange("queued-" + i, "/"));
+            }
+            assertThat(log.accepting()).isTrue();
+
+            log.on(AuditEvents.exchange("dropped", "/"));
+            log.on(AuditEvents.exchange("dropped", "/"));
+
+            assertThat(log.accepting()).isFalse();
+            assertThat(listener.dropped.get()).isEqualTo(2);
+            assertThat(listener.failures).singleElement().asString()
+                    .contains("cannot keep up (queue of 4 records is full)");
+            assertThat(stderrLines()).hasSize(1);
+
+            sink.release.countDown();
+            await(log::accepting);
+            log.flush();
+        } finally {
+            sink.release.countDown();
+            log.close();
+        }
+        List<String> records = nonBlankLines(sink.text());
+        assertThat(records).hasSize(1 + capacity);
+        assertThat(sink.text()).doesNotContain("dropped");
+        assertThat(log.recordsWritten()).isEqualTo(5);
+        assertThat(log.recordsLost()).isEqualTo(2);
+    }
+
+    @Test
+    void nearlyFullQueueStopsAcceptingBeforeAnythingIsLost() throws Exception {
+        GateStream sink = new GateStream();
+        int capacity = 32;   // the last 2 slots are headroom
+        AuditLog log = AuditLog.start(new AuditLog("gated", sink, false, CLOCK, listener, stderr, capacity));
+        try {
+            log.on(AuditEvents.exchange("first", "/"));
+            assertThat(sink.entered.await(10, TimeUnit.SECONDS)).isTrue();
+            for (int i = 0; i < capacity - 2; i++) {
+                log.on(AuditEvents.exchange("q" + i, "/"));
+            }
+            assertThat(log.accepting()).isFalse();
+            assertThat(listener.dropped.get()).isZero();
+            assertThat(listener.failures).singleElement().asString().contains("falling behind");
+            sink.release.countDown();
+            await(log::accepting);
+        } finally {
+            sink.release.countDown();
+            log.close();
+        }
+        assertThat(nonBlankLines(sink.text())).hasSize(capacity - 1);
+        assertThat(log.recordsLost()).isZero();
+    }
+
+    @Test
+    void concurrentProducersEveryRecordWrittenExactlyOnce() throws Exception {
+        Path file = dir.resolve("concurrent.jsonl");
+        int threads = 8;
+        int perThread = 4000;
+        try (AuditLog log = AuditLog.open(file.toString(), CLOCK, listener)) {
+            CountDownLatch go = new CountDownLatch(1);
+            List<Thread> producers = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int id = t;
+                producers.add(Thread.ofPlatform().start(() -> {
+                    try {
+                        go.await();
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    for (int i = 0; i < perThread; i++) {
+                        log.on(AuditEvents.exchange("p" + id + "-" + i, "/item/" + i + "?q=hunter2"));
+                    }
+                }));
+            }
+            go.countDown();
+            for (Thread p : producers) {
+                p.join(Duration.ofSeconds(60));
+            }
+        }
+        List<String> lines = Files.readAllLines(file);
+        assertThat(lines).hasSize(threads * perThread);
+        Set<String> ids = new HashSet<>();
+        for (String line : lines) {
+            assertThat(line).startsWith("{\"ts\":").endsWith("]}").doesNotContain("hunter2", "?");
+            int start = line.indexOf("\"id\":\"") + 6;
+            ids.add(line.substring(start, line.indexOf('"', start)));
+        }
+        assertThat(ids).hasSize(threads * perThread);
+        assertThat(listener.dropped.get()).isZero();
+    }
+
+    @Test
+    void hostileValuesKeepOneRecordPerLine() throws Exception {
+        Path file = dir.resolve("hostile.jsonl");
+        try (AuditLog log = AuditLog.open(file.toString(), CLOCK, listener)) {
+            log.on(AuditEvents.exchange("h1", "/a\"}\n{\"event\":\"forged\"}\u2028\u2029\ud800\r\n/b"));
+            log.on(AuditEvents.exchange("h2\n", "/c"));
+        }
+        byte[] bytes = Files.readAllBytes(file);
+        String text = new String(bytes, StandardCharsets.US_ASCII);
+        assertThat(text.split("\n", -1)).hasSize(3);   // two records and the empty tail
+        assertThat(text).doesNotContain("\r", "{\"event\":\"forged\"}");
+        for (byte b : bytes) {
+            assertThat(b & 0xff).isLessThan(0x7f);
+        }
+    }
+
+    @Test
+    void recordsAfterCloseAreCountedAsLost() {
+        AuditLog log = AuditLog.start(new AuditLog("closed", OutputStream.nullOutputStream(), false, CLOCK, listener,
+                stderr, 16));
+        log.close();
+        log.on(AuditEvents.denied("late"));
+        assertThat(log.accepting()).isFalse();
+        assertThat(listener.dropped.get()).isEqualTo(1);
+    }
+
+    private List<String> stderrLines() {
+        return stderrBytes.toString(StandardCharsets.UTF_8).lines().toList();
+    }
+
+    private static List<String> nonBlankLines(String text) {
+        return text.lines().filter(l -> !l.isBlank()).toList();
+    }
+
+    private static void await(BooleanSupplier condition) {
+        assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
+            while (!condition.getAsBoolean()) {
+                LockSupport.parkNanos(2_000_000);   // poll every 2 ms until the deadline
+            }
+        });
+    }
+
+    static final class RecordingListener implements AuditFailureListener {
+        final List<String> failures = new CopyOnWriteArrayList<>();
+        final AtomicLong dropped = new AtomicLong();
+        final AtomicInteger recovered = new AtomicInteger();
+
+        @Override
+        public void failed(String message) {
+            failures.add(message);
+        }
+
+        @Override
+        public void dropped(long records) {
+            dropped.addAndGet(records);
+        }
+
+        @Override
+        public void recovered() {
+            recovered.incrementAndGet();
+        }
+    }
+
+    /** A sink that throws while {@code failing} (like a full disk). */
+    static final class ToggleStream extends OutputStream {
+        private final ByteArrayOutputStream data = new ByteArrayOutputStream();
+        volatile boolean failing;
+
+        @Override
+        public synchronized void write(int b) throws IOException {
+            check();
+            data.write(b);
+        }
+
+        @Override
+        public synchronized void write(byte[] b, int off, int len) throws IOException {
+            check();
+            data.write(b, off, len);
+        }
+
+        private void check() throws IOException {
+            if (failing) {
+                throw new IOException("disk full");
+            }
+        }
+
+        synchronized String text() {
+            return data.toString(StandardCharsets.US_ASCII);
+        }
+    }
+
+    /** A sink whose first write blocks until released: a writer that cannot keep up. */
+    static final class GateStream extends OutputStream {
+        private final ByteArrayOutputStream data = new ByteArrayOutputStream();
+        final CountDownLatch entered = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+
+        @Override
+        public void write(int b) throws IOException {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            entered.countDown();
+            try {
+                if (!release.await(30, TimeUnit.SECONDS)) {
+                    throw new IOException("gate never opened");
+                }
+            } catch (InterruptedException e) {
+                throw new IOException(e);
+            }
+            synchronized (this) {
+                data.write(b, off, len);
+            }
+        }
+
+        synchronized String text() {
+            return data.toString(StandardCharsets.US_ASCII);
+        }
+    }
+}
