@@ -11,6 +11,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)
 DURATION=${BENCH_DURATION:-10}        # measured seconds per scenario and target
 WARMUP=${BENCH_WARMUP:-3}             # unmeasured seconds before each time-bounded run
+PROXY_WARMUP=${BENCH_PROXY_WARMUP:-20} # unmeasured seconds of load on each freshly started proxy (JIT, pools)
 HOSTS=${BENCH_HOSTS:-1000}            # distinct host names for the minting scenario
 TARGETS=${BENCH_TARGETS:-"direct squid mitmproxy sallyport"}
 SCENARIOS=${BENCH_SCENARIOS:-"keepalive handshake hosts body1m download"}
@@ -287,9 +288,9 @@ for target in $TARGETS; do
     # the minting scenario does not use
     echo "== $target warm-up" >&2
     loadgen --url "https://www.bench.test:$UP_PORT/small" --proxy "$proxy_addr" --connections 16 --warmup 0 \
-      --duration "$WARMUP" >/dev/null 2>>"$work/loadgen.log" || true
+      --duration $((PROXY_WARMUP / 2)) >/dev/null 2>>"$work/loadgen.log" || true
     loadgen --url "https://www.bench.test:$UP_PORT/small" --proxy "$proxy_addr" --connections 8 --new-connection \
-      --warmup 0 --duration "$WARMUP" >/dev/null 2>>"$work/loadgen.log" || true
+      --warmup 0 --duration $((PROXY_WARMUP / 2)) >/dev/null 2>>"$work/loadgen.log" || true
   fi
   for scenario in $SCENARIOS; do
     # shellcheck disable=SC2046
@@ -305,13 +306,25 @@ for target in $TARGETS; do
     [ -n "$line" ] || line="result rps=0 mibps=0 p50_ms=0 p99_ms=0 requests=0 errors=-1 seconds=0 cpu_ms_per_req=0 hwm_mib=0"
     echo "$target $scenario $line load=$(cut -d' ' -f1 /proc/loadavg)" | tee -a "$results" >&2
     if [ "$target" = direct ] && [ "$scenario" = keepalive ]; then
-      w=$(timeout $((DURATION + 30)) wrk -t1 -c32 -d"${DURATION}s" "https://www.bench.test:$UP_PORT/small" 2>&1 \
-        | awk '/Requests\/sec/ {print $2}')
-      echo "wrk (1 thread, 32 connections, same URL): ${w:-failed} req/s; loadgen: $(sed -n 's/.*rps=\([^ ]*\).*/\1/p' <<<"$line") req/s" \
+      # wrk's own CPU time from the shell's 'times' (children user and system), to compare efficiency too
+      out=$( (timeout $((DURATION + 30)) wrk -t1 -c32 -d"${DURATION}s" "https://www.bench.test:$UP_PORT/small" 2>&1; times) )
+      w=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+      wcpu=$(tail -1 <<<"$out" | awk '{ for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } print t }')
+      wreq=$(awk '/requests in/ {print $1}' <<<"$out")
+      wus=$(awk -v c="${wcpu:-0}" -v n="${wreq:-0}" 'BEGIN { if (n > 0) printf "%.1f", c * 1e6 / n; else print "?" }')
+      echo "wrk (1 thread, 32 connections, same URL): ${w:-failed} req/s, ${wus} us CPU/req; loadgen: $(sed -n 's/.*rps=\([^ ]*\).*/\1/p' <<<"$line") req/s, $(sed -n 's/.*client_cpu_us_per_req=\([^ ]*\).*/\1/p' <<<"$line") us CPU/req" \
         | tee -a "$work/notes.txt"
     fi
   done
   if [ "$target" = sallyport ] && [ "$IDLE_TUNNELS" -gt 0 ]; then
+    # on a fresh process, so the figure is the tunnels' cost and not the peak of the scenarios above
+    stop_proxy
+    start_sallyport
+    loadgen --url "https://www.bench.test:$UP_PORT/small" --proxy "$proxy_addr" --connections 16 --warmup 0 \
+      --duration "$WARMUP" >/dev/null 2>>"$work/loadgen.log" || true
+    base=$(awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$proxy_pid/status")
+    echo "sallyport RSS before the idle tunnels (fresh process, after $WARMUP s of keep-alive load): $base MiB" \
+      | tee -a "$work/notes.txt"
     echo "== sallyport $IDLE_TUNNELS idle tunnels" >&2
     line=$(loadgen --url "https://www.bench.test:$UP_PORT/small" --proxy "$proxy_addr" --watch-pid "$proxy_pid" \
       --idle-tunnels "$IDLE_TUNNELS" --duration 5 2>>"$work/loadgen.log" | grep '^result ' || true)
