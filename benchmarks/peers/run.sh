@@ -17,7 +17,8 @@ TARGETS=${BENCH_TARGETS:-"direct squid mitmproxy sallyport"}
 SCENARIOS=${BENCH_SCENARIOS:-"keepalive handshake hosts body1m download"}
 IDLE_TUNNELS=${BENCH_IDLE_TUNNELS:-10000}   # 0 skips the idle-tunnel RSS measurement
 work=${BENCH_WORK:-$(mktemp -d /tmp/sallyport-peers.XXXXXX)}
-UP_PORT=18443 SQUID_PORT=13128 MITM_PORT=13129 SP_PORT=13130 SP_ADMIN=19901
+# listeners below the ephemeral range this script sets (10000-65000), so no client socket can hold them
+UP_PORT=7443 SQUID_PORT=7128 MITM_PORT=7129 SP_PORT=7130 SP_ADMIN=7901
 HOSTS_MARK="sallyport-bench"
 
 die() { echo "run.sh: $*" >&2; exit 1; }
@@ -85,6 +86,10 @@ if [ "$fd_limit" != unlimited ] && [ "$IDLE_TUNNELS" -gt $(( (fd_limit - 500) / 
   IDLE_TUNNELS=$(( (fd_limit - 500) / 2 ))
   echo "run.sh: open-file limit $fd_limit: idle tunnels lowered to $IDLE_TUNNELS" >&2
 fi
+
+for port in $UP_PORT $SQUID_PORT $MITM_PORT $SP_PORT $SP_ADMIN; do
+  ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || die "127.0.0.1:$port is in use (expected: free for the benchmark)"
+done
 
 # ---------- kernel: many short connections on loopback ----------
 for kv in net.ipv4.tcp_tw_reuse=1 "net.ipv4.ip_local_port_range=10000 65000" net.core.somaxconn=4096; do
@@ -274,6 +279,9 @@ echo "work folder: $work"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), $(uname -r)" | tee -a "$work/notes.txt"
 echo "versions: $(nginx -v 2>&1 | sed 's/.*: //'), squid $(squid -v | sed -n 's/.*Version \([^ ]*\).*/\1/p'), mitmproxy $(mitmdump --version 2>/dev/null | sed -n 's/^Mitmproxy: //p'), $("$JAVA" -version 2>&1 | head -1)" | tee -a "$work/notes.txt"
 
+# All proxies run side by side (an idle proxy costs nothing), and each scenario runs on every target back to
+# back, so the figures compared in one row group are taken within a minute of each other.
+declare -A tpid taddr
 for target in $TARGETS; do
   proxy_pid=0; proxy_addr=
   case $target in
@@ -283,6 +291,7 @@ for target in $TARGETS; do
     sallyport) start_sallyport ;;
     *) die "BENCH_TARGETS: unknown target $target (expected: direct squid mitmproxy sallyport)" ;;
   esac
+  tpid[$target]=$proxy_pid; taddr[$target]=$proxy_addr
   if [ "$target" != direct ]; then
     # a proxy is a long-running process: warm it up (JIT, first mint, pools) before measuring, with a host name
     # the minting scenario does not use
@@ -292,14 +301,18 @@ for target in $TARGETS; do
     loadgen --url "https://www.bench.test:$UP_PORT/small" --proxy "$proxy_addr" --connections 8 --new-connection \
       --warmup 0 --duration $((PROXY_WARMUP / 2)) >/dev/null 2>>"$work/loadgen.log" || true
   fi
-  for scenario in $SCENARIOS; do
-    # shellcheck disable=SC2046
-    args=($(scenario_args "$scenario"))
-    [ ${#args[@]} -gt 0 ] || die "BENCH_SCENARIOS: unknown scenario $scenario"
+done
+
+for scenario in $SCENARIOS; do
+  # shellcheck disable=SC2046
+  base_args=($(scenario_args "$scenario"))
+  [ ${#base_args[@]} -gt 0 ] || die "BENCH_SCENARIOS: unknown scenario $scenario"
+  for target in $TARGETS; do
+    args=("${base_args[@]}")
     if [ "$target" = direct ]; then
       args+=(--connect-to "127.0.0.1:$UP_PORT")
     else
-      args+=(--proxy "$proxy_addr" --watch-pid "$proxy_pid")
+      args+=(--proxy "${taddr[$target]}" --watch-pid "${tpid[$target]}")
     fi
     echo "== $target $scenario (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
     line=$(loadgen "${args[@]}" 2>>"$work/loadgen.log" | grep '^result ' || true)
@@ -316,23 +329,24 @@ for target in $TARGETS; do
         | tee -a "$work/notes.txt"
     fi
   done
-  if [ "$target" = sallyport ] && [ "$IDLE_TUNNELS" -gt 0 ]; then
-    # on a fresh process, so the figure is the tunnels' cost and not the peak of the scenarios above
-    stop_proxy
-    start_sallyport
-    loadgen --url "https://www.bench.test:$UP_PORT/small" --proxy "$proxy_addr" --connections 16 --warmup 0 \
-      --duration "$WARMUP" >/dev/null 2>>"$work/loadgen.log" || true
-    base=$(awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$proxy_pid/status")
-    echo "sallyport RSS before the idle tunnels (fresh process, after $WARMUP s of keep-alive load): $base MiB" \
-      | tee -a "$work/notes.txt"
-    echo "== sallyport $IDLE_TUNNELS idle tunnels" >&2
-    line=$(loadgen --url "https://www.bench.test:$UP_PORT/small" --proxy "$proxy_addr" --watch-pid "$proxy_pid" \
-      --idle-tunnels "$IDLE_TUNNELS" --duration 5 2>>"$work/loadgen.log" | grep '^result ' || true)
-    echo "sallyport with $IDLE_TUNNELS idle intercepted tunnels (one request each, then idle): ${line#result }" \
-      | tee -a "$work/notes.txt"
-  fi
-  [ "$proxy_pid" = 0 ] || stop_proxy
 done
+
+if [ -n "${tpid[sallyport]:-}" ] && [ "$IDLE_TUNNELS" -gt 0 ]; then
+  # on a fresh process, so the figure is the tunnels' cost and not the peak of the scenarios above
+  proxy_pid=${tpid[sallyport]}
+  stop_proxy
+  start_sallyport
+  loadgen --url "https://www.bench.test:$UP_PORT/small" --proxy "$proxy_addr" --connections 16 --warmup 0 \
+    --duration "$WARMUP" >/dev/null 2>>"$work/loadgen.log" || true
+  base=$(awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$proxy_pid/status")
+  echo "sallyport RSS before the idle tunnels (fresh process, after $WARMUP s of keep-alive load): $base MiB" \
+    | tee -a "$work/notes.txt"
+  echo "== sallyport $IDLE_TUNNELS idle tunnels" >&2
+  line=$(loadgen --url "https://www.bench.test:$UP_PORT/small" --proxy "$proxy_addr" --watch-pid "$proxy_pid" \
+    --idle-tunnels "$IDLE_TUNNELS" --duration 5 2>>"$work/loadgen.log" | grep '^result ' || true)
+  echo "sallyport with $IDLE_TUNNELS idle intercepted tunnels (one request each, then idle): ${line#result }" \
+    | tee -a "$work/notes.txt"
+fi
 
 echo
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$work/notes.txt"
