@@ -34,7 +34,9 @@ public final class DefaultDeny {
      * The IPv4 addresses embedded in an IPv6 address: IPv4-mapped {@code ::ffff:0:0/96}, IPv4-compatible
      * {@code ::/96}, NAT64 {@code 64:ff9b::/96} and {@code 64:ff9b:1::/48} (both the /96 and the RFC 6052
      * /48 positions), 6to4 {@code 2002::/16}, Teredo {@code 2001::/32} (server, and client = the bitwise
-     * NOT of the last 32 bits). Empty for IPv4 and for other IPv6 addresses.
+     * NOT of the last 32 bits). Empty for IPv4 and for other IPv6 addresses. Where a prefix allows two
+     * readings (64:ff9b:1::/48, Teredo) both are returned, and the caller denies if either is denied: a
+     * legitimate local-use NAT64 address may be refused, never a private one let through.
      */
     public static List<IpAddress> embeddedIpv4(IpAddress a) {
         if (a.isV4()) {

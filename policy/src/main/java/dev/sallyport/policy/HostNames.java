@@ -14,7 +14,9 @@ import java.util.Optional;
  *       ({@code 127.1}, {@code 2130706433}, {@code 0x7f.1}, {@code 0177.0.0.1}) is an IPv4 literal in the
  *       eyes of resolvers and URL parsers; unless canonical it is refused, never treated as a name.</li>
  *   <li>Names: one trailing dot stripped, Unicode labels converted to punycode with {@link IDN#toASCII}
- *       under STD3 rules (IDNA 2003 mapping, unassigned code points refused), ASCII lowercased.
+ *       under STD3 rules (IDNA 2003 mapping, unassigned code points refused), ASCII lowercased. The four
+ *       "deviation" characters that IDNA 2003 and 2008 convert differently (ß, final sigma, ZWJ, ZWNJ) are
+ *       refused, so that a client library and the proxy cannot reach two different names.
  *       Each label is letters, digits and hyphens (no leading or trailing hyphen), 1..63 characters;
  *       the whole name at most 253. Underscores are refused: they are not valid in host names, and a
  *       lenient resolver could read them differently from us. Labels starting {@code xn--} must be valid
@@ -43,39 +45,45 @@ public final class HostNames {
             throw new IllegalArgumentException("host name of " + raw.length() + " characters is longer than "
                     + MAX_NAME);
         }
-        String shown = "'" + printable(raw) + "'";
         if (raw.charAt(0) == '[') {
             if (raw.charAt(raw.length() - 1) != ']') {
-                throw new IllegalArgumentException(shown + " has an unclosed '['");
+                throw new IllegalArgumentException(shown(raw) + " has an unclosed '['");
             }
-            return ipv6(raw.substring(1, raw.length() - 1), shown);
+            return ipv6(raw.substring(1, raw.length() - 1), raw);
         }
         for (int i = 0; i < raw.length(); i++) {
             char c = raw.charAt(i);
             switch (c) {
-                case '@' -> throw new IllegalArgumentException(shown + " contains userinfo ('@')");
-                case '%' -> throw new IllegalArgumentException(shown + (raw.indexOf(':') >= 0
+                case '@' -> throw new IllegalArgumentException(shown(raw) + " contains userinfo ('@')");
+                case '%' -> throw new IllegalArgumentException(shown(raw) + (raw.indexOf(':') >= 0
                         ? " has a zone id ('%'), which is not allowed" : " contains a percent-escape"));
-                case '/', '\\', '?', '#' -> throw new IllegalArgumentException(shown + " contains '" + c + "'");
+                case '/', '\\', '?', '#' -> throw new IllegalArgumentException(shown(raw) + " contains '" + c + "'");
                 default -> {
                     if (c <= 0x20 || c == 0x7f) {
-                        throw new IllegalArgumentException(shown + " contains a space or control character");
+                        throw new IllegalArgumentException(shown(raw) + " contains a space or control character");
                     }
                 }
             }
         }
         if (raw.indexOf(':') >= 0) {
             if (raw.indexOf(':') == raw.lastIndexOf(':') && raw.indexOf(':') > 0) {
-                throw new IllegalArgumentException(shown + " contains a port (':')");
+                throw new IllegalArgumentException(shown(raw) + " contains a port (':')");
             }
-            return ipv6(raw, shown);
+            return ipv6(raw, raw);
         }
         String name = raw;
         if (!isAscii(name)) {
+            for (int i = 0; i < name.length(); i++) {
+                char c = name.charAt(i);
+                if (c == '\u00df' || c == '\u03c2' || c == '\u200c' || c == '\u200d') {
+                    throw new IllegalArgumentException(shown(raw) + " contains U+" + String.format("%04X", (int) c)
+                            + ", which IDNA 2003 and IDNA 2008 convert differently");
+                }
+            }
             try {
                 name = IDN.toASCII(name, IDN.USE_STD3_ASCII_RULES);
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(shown + " is not a valid internationalized name ("
+                throw new IllegalArgumentException(shown(raw) + " is not a valid internationalized name ("
                         + e.getMessage() + ")");
             }
         }
@@ -84,16 +92,16 @@ public final class HostNames {
         }
         name = name.toLowerCase(Locale.ROOT);
         if (name.isEmpty()) {
-            throw new IllegalArgumentException(shown + " is empty");
+            throw new IllegalArgumentException(shown(raw) + " is empty");
         }
         if (looksNumeric(name)) {
             Optional<IpAddress> ip = IpAddress.parseStrict(name);
             if (ip.isEmpty()) {
-                throw new IllegalArgumentException(shown + " is not a canonical IPv4 address");
+                throw new IllegalArgumentException(shown(raw) + " is not a canonical IPv4 address");
             }
             return ip.get().toString();
         }
-        checkLabels(name, shown);
+        checkLabels(name, raw);
         return name;
     }
 
@@ -124,23 +132,23 @@ public final class HostNames {
         return true;
     }
 
-    private static String ipv6(String inner, String shown) {
+    private static String ipv6(String inner, String raw) {
         if (inner.indexOf('%') >= 0) {
-            throw new IllegalArgumentException(shown + " has a zone id ('%'), which is not allowed");
+            throw new IllegalArgumentException(shown(raw) + " has a zone id ('%'), which is not allowed");
         }
         return IpAddress.parseStrict(inner).filter(a -> !a.isV4()).map(IpAddress::toString)
-                .orElseThrow(() -> new IllegalArgumentException(shown + " is not a valid IPv6 address"));
+                .orElseThrow(() -> new IllegalArgumentException(shown(raw) + " is not a valid IPv6 address"));
     }
 
-    private static void checkLabels(String name, String shown) {
+    private static void checkLabels(String name, String raw) {
         if (name.length() > MAX_NAME) {
-            throw new IllegalArgumentException(shown + " is longer than " + MAX_NAME + " characters");
+            throw new IllegalArgumentException(shown(raw) + " is longer than " + MAX_NAME + " characters");
         }
         int start = 0;
         while (start <= name.length()) {
             int dot = name.indexOf('.', start);
             int end = dot < 0 ? name.length() : dot;
-            checkLabel(name, start, end, shown);
+            checkLabel(name, start, end, raw);
             if (dot < 0) {
                 break;
             }
@@ -148,24 +156,24 @@ public final class HostNames {
         }
     }
 
-    private static void checkLabel(String name, int start, int end, String shown) {
+    private static void checkLabel(String name, int start, int end, String raw) {
         int len = end - start;
         if (len == 0) {
-            throw new IllegalArgumentException(shown + " has an empty label");
+            throw new IllegalArgumentException(shown(raw) + " has an empty label");
         }
         if (len > MAX_LABEL) {
-            throw new IllegalArgumentException(shown + " has a label longer than " + MAX_LABEL + " characters");
+            throw new IllegalArgumentException(shown(raw) + " has a label longer than " + MAX_LABEL + " characters");
         }
         for (int i = start; i < end; i++) {
             char c = name.charAt(i);
             boolean ldh = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
             if (!ldh) {
-                throw new IllegalArgumentException(shown + " contains '" + printable(String.valueOf(c))
+                throw new IllegalArgumentException(shown(raw) + " contains '" + printable(String.valueOf(c))
                         + "' (only letters, digits, '-' and '.' are allowed)");
             }
         }
         if (name.charAt(start) == '-' || name.charAt(end - 1) == '-') {
-            throw new IllegalArgumentException(shown + " has a label that starts or ends with '-'");
+            throw new IllegalArgumentException(shown(raw) + " has a label that starts or ends with '-'");
         }
         if (len >= 4 && name.startsWith("xn--", start)) {
             String label = name.substring(start, end);
@@ -179,10 +187,10 @@ public final class HostNames {
                 }
             }
             if (!valid) {
-                throw new IllegalArgumentException(shown + " has an invalid punycode label '" + label + "'");
+                throw new IllegalArgumentException(shown(raw) + " has an invalid punycode label '" + label + "'");
             }
         } else if (len >= 4 && name.charAt(start + 2) == '-' && name.charAt(start + 3) == '-') {
-            throw new IllegalArgumentException(shown + " has a reserved label (hyphens in positions 3 and 4)");
+            throw new IllegalArgumentException(shown(raw) + " has a reserved label (hyphens in positions 3 and 4)");
         }
     }
 
@@ -193,6 +201,10 @@ public final class HostNames {
             }
         }
         return true;
+    }
+
+    private static String shown(String raw) {
+        return "'" + printable(raw) + "'";
     }
 
     /** Shows control and non-ASCII characters as escapes, so error messages stay one clean line. */

@@ -29,6 +29,8 @@ public final class PolicyEngine {
     private final boolean audit;
     private final Cidr[] deny;
     private final PrivateException[] allowPrivate;
+    private final Cidr[] ownAddresses;
+    private final int[] ownPorts;
 
     private PolicyEngine(Policy policy) {
         this.policy = policy;
@@ -36,6 +38,10 @@ public final class PolicyEngine {
         this.audit = policy.mode() == Mode.AUDIT;
         this.deny = policy.network().deny().toArray(new Cidr[0]);
         this.allowPrivate = policy.network().allowPrivate().toArray(new PrivateException[0]);
+        List<HostPort> own = List.of(policy.proxy().listen(), policy.proxy().admin()).stream()
+                .filter(hp -> HostNames.isIpLiteral(hp.host())).toList();
+        this.ownAddresses = own.stream().map(hp -> Cidr.parse(hp.host())).toArray(Cidr[]::new);
+        this.ownPorts = own.stream().mapToInt(HostPort::port).toArray();
     }
 
     public static PolicyEngine compile(Policy policy) {
@@ -47,7 +53,10 @@ public final class PolicyEngine {
     }
 
     /**
-     * Decides a CONNECT to {@code host:port}.
+     * Decides a CONNECT to {@code host:port}. {@code host} is the target without port, as sent (a name, a
+     * dotted quad, or IPv6 with or without brackets); it is normalized here, and a host that cannot be
+     * normalized is {@code invalid_host}. The proxy should dial, and compare Host headers and SNI against,
+     * {@code HostNames.normalize(host)}: the name this decision was made for.
      *
      * @param client nullable: the client identity
      */
@@ -56,8 +65,10 @@ public final class PolicyEngine {
     }
 
     /**
-     * Decides one request in full; {@code rawPathAndQuery} is the request target's path (the query is
-     * stripped before matching; see {@link PathNormalizer}).
+     * Decides one request in full; {@code rawPathAndQuery} is the origin-form request target (the path of
+     * an absolute-form target, with its query, which is stripped before matching; see
+     * {@link PathNormalizer}). Anything that does not start with {@code /} ({@code *} of OPTIONS, a full
+     * URL) is {@code invalid_path}. The method must be an uppercase token ({@code invalid_method}).
      *
      * @param client nullable: the client identity
      */
@@ -76,12 +87,18 @@ public final class PolicyEngine {
     }
 
     /**
-     * Decides whether the proxy may dial {@code address} for {@code host:port}: denied when the address, or
-     * an IPv4 address it embeds, is in {@code network.deny}, unless an {@code allow_private} entry names the
+     * Decides whether the proxy may dial {@code address} for {@code host:port}: denied when it is the proxy's
+     * own listen or admin address and port ({@code proxy_address}, no exception), or when the address, or an
+     * IPv4 address it embeds, is in {@code network.deny}, unless an {@code allow_private} entry names the
      * address (or the host) and the port.
      */
     public Decision onDial(String host, int port, IpAddress address) {
         Objects.requireNonNull(address, "address");
+        for (int i = 0; i < ownAddresses.length; i++) {
+            if (ownPorts[i] == port && (ownAddresses[i].contains(address) || containsMapped(ownAddresses[i], address))) {
+                return hard(Reasons.PROXY_ADDRESS, null);
+            }
+        }
         if (!isDenied(address)) {
             return new Decision(Verdict.ALLOW, null, 0, Reasons.ADDRESS_ALLOWED, TlsMode.INTERCEPT, null);
         }

@@ -29,6 +29,8 @@ public final class Reasons {
     public static final String INVALID_URL = "invalid_url";
     /** onDial: the address is in network.deny. */
     public static final String PRIVATE_ADDRESS = "private_address";
+    /** onDial: the address and port are the proxy's own listen or admin address (a loop). */
+    public static final String PROXY_ADDRESS = "proxy_address";
     /** onDial: the address is in network.deny but an allow_private entry covers it. */
     public static final String ALLOWED_PRIVATE = "allowed_private";
     /** onDial: the address is not in network.deny. */

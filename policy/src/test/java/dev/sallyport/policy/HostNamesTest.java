@@ -60,6 +60,8 @@ class HostNamesTest {
         "a b.example|space",
         "evil\u0000.example|control",
         "*.example.com|'*'",
+        "straße.example|IDNA 2003 and IDNA 2008",
+        "a\u200db.example|IDNA 2003 and IDNA 2008",
     })
     void refusesWithReason(String raw, String reason) {
         assertThatThrownBy(() -> HostNames.normalize(raw)).isInstanceOf(IllegalArgumentException.class)

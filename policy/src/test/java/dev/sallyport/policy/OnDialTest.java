@@ -81,4 +81,16 @@ class OnDialTest {
         assertThat(replaced.onDial("x", 443, ip("127.0.0.1")).verdict()).isEqualTo(Verdict.ALLOW);
         assertThat(replaced.onDial("x", 443, ip("2002:cb00:7109::")).verdict()).isEqualTo(Verdict.DENY);
     }
+
+    @Test
+    void theProxysOwnAddressIsNeverDialedEvenWhenAllowedPrivately() throws PolicyException {
+        PolicyEngine e = PolicyEngine.compile(PolicyLoader.parse("""
+                proxy: {listen: "10.0.0.5:3128", admin: "[fd00::5]:9901"}
+                network: {allow_private: ["10.0.0.0/8:3128", "[fd00::/8]:9901"]}
+                """, "t.yaml"));
+        assertThat(e.onDial("x", 3128, ip("10.0.0.5")).reason()).isEqualTo(Reasons.PROXY_ADDRESS);
+        assertThat(e.onDial("x", 3128, ip("::ffff:10.0.0.5")).reason()).isEqualTo(Reasons.PROXY_ADDRESS);
+        assertThat(e.onDial("x", 9901, ip("fd00::5")).reason()).isEqualTo(Reasons.PROXY_ADDRESS);
+        assertThat(e.onDial("x", 3128, ip("10.0.0.6")).reason()).isEqualTo(Reasons.ALLOWED_PRIVATE);
+    }
 }

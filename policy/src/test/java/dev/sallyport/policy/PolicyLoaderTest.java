@@ -143,6 +143,7 @@ class PolicyLoaderTest {
         "rules: [{name: x, hosts: a.example}]|1:26 rules[0].hosts|is 'a.example'",
         "rules: [{name: x}]|1:9 rules[0]|neither hosts nor cidrs",
         "rules: [{hosts: [a.example]}]|1:9 rules[0]|has no name",
+        "rules: [{name: x, hosts: [], cidrs: []}]|1:9 rules[0]|neither hosts nor cidrs",
         "rules: [{name: x, hosts: [a.example], ports: []}]|1:46 rules[0].ports|is empty",
         "rules: [{name: x, hosts: [a.example], ports: [70000]}]|1:47 rules[0].ports[0]|out of range",
         "rules: [{name: x, hosts: [a.example], methods: [get]}]|1:49 rules[0].methods[0]|uppercase",
@@ -198,6 +199,19 @@ class PolicyLoaderTest {
         assertThat(p.message()).startsWith("YAML syntax error: ");
         assertThat(p.expected()).isEqualTo("valid YAML");
         assertThat(p.line() + ":" + p.column()).isEqualTo(position);
+    }
+
+    @Test
+    void moreThanOneDocumentOrAMergeKeyIsRefused() {
+        assertThat(problems("mode: enforce\n---\nmode: audit\n").problems().getFirst().line()).isEqualTo(2);
+        PolicyException merge = problems("""
+                rules:
+                  - &base {name: a, hosts: [a.example]}
+                  - <<: *base
+                    name: b
+                """);
+        assertThat(where(merge)).first().isEqualTo("3:5 rules[1]");
+        assertThat(merge.problems().getFirst().message()).contains("'<<'");
     }
 
     @Test

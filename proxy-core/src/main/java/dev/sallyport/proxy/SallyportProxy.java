@@ -162,7 +162,7 @@ public final class SallyportProxy implements AutoCloseable {
         if (settings.cert() != null && settings.key() != null) {
             return CertificateAuthority.load(settings.cert(), settings.key());
         }
-        return CertificateAuthority.loadOrInit(StateDirectory.resolve());
+        return CertificateAuthority.loadOrInit(StateDirectory.resolve().resolve("ca"));   // where `sallyport ca init` puts it
     }
 
     public InetSocketAddress address() {

@@ -68,12 +68,14 @@ class PlainHttpTest {
     @Test
     void keepAliveServesSeveralRequestsAndPostBodiesStream() {
         String body = "x".repeat(70_000);
+        int connectionsBefore = upstream.connections.get();
         String response = send("POST http://" + target + "/one HTTP/1.1\r\nHost: " + target + "\r\nContent-Length: "
                 + body.length() + "\r\n\r\n" + body
                 + "POST http://" + target + "/two HTTP/1.1\r\nHost: " + target
                 + "\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n3;ext=1\r\nabc\r\n0\r\n\r\n");
         assertThat(response).contains("POST /one host=" + target + " len=70000")
                 .contains("POST /two host=" + target + " len=8\nhelloabc");
+        assertThat(upstream.connections.get() - connectionsBefore).as("pooled upstream connection reused").isEqualTo(1);
     }
 
     static Stream<Arguments> smuggling() {

@@ -91,6 +91,15 @@ class TunnelAttackTest {
     }
 
     @Test
+    void theMintedSideOffersOnlyHttp11InAlpn() {
+        ExternalProcess.Result r = ExternalProcess.run(Duration.ofSeconds(20), List.of("openssl", "s_client",
+                "-proxy", "127.0.0.1:" + proxy.port(), "-connect", "upstream.test:" + upstream.port(),
+                "-servername", "upstream.test", "-alpn", "h2,http/1.1", "-CAfile", proxy.caPem.toString()),
+                new byte[0]);
+        assertThat(r.stdout()).contains("ALPN protocol: http/1.1").doesNotContain("ALPN protocol: h2");
+    }
+
+    @Test
     void missingSniIsAcceptedForAnIpLiteralTarget() {
         ExternalProcess.Result r = ExternalProcess.run(Duration.ofSeconds(20), List.of("openssl", "s_client",
                 "-proxy", "127.0.0.1:" + proxy.port(), "-connect", "127.0.0.1:" + upstream.port(), "-noservername",

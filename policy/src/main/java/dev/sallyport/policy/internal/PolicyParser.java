@@ -26,6 +26,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
 import org.yaml.snakeyaml.nodes.Node;
+import org.yaml.snakeyaml.nodes.ScalarNode;
 import org.yaml.snakeyaml.nodes.Tag;
 
 /**
@@ -111,21 +112,21 @@ public final class PolicyParser {
         HostPort admin = section(m, "admin", d.admin(), n -> t.parsed(n, "proxy.admin", ADDRESS, HostPort::parse));
         Limits limits = section(m, "limits", d.limits(), this::limits);
         Timeouts timeouts = section(m, "timeouts", d.timeouts(), this::timeouts);
-        String[] tokenEnv = {null};
-        Path[] tokenFile = {null};
+        String tokenEnv = null;
+        Path tokenFile = null;
         Node tokenNode = m.get("admin_token");
-        if (tokenNode != null) {
-            Map<String, Node> tm = t.mapping(tokenNode, "proxy.admin_token", Set.of("env", "file"));
-            if (tm != null) {
-                if (tm.size() != 1) {
-                    t.problem(tokenNode, "proxy.admin_token", "has " + tm.size() + " sources",
-                            "exactly one of {env: NAME} or {file: PATH}");
-                } else if (tm.containsKey("env")) {
-                    tokenEnv[0] = t.string(tm.get("env"), "proxy.admin_token.env", "an environment variable name");
-                } else {
-                    tokenFile[0] = path(tm.get("file"), "proxy.admin_token.file");
-                }
-            }
+        Map<String, Node> tm = tokenNode == null ? null
+                : t.mapping(tokenNode, "proxy.admin_token", Set.of("env", "file"));
+        if (tm != null && tm.size() != 1) {
+            t.problem(tokenNode, "proxy.admin_token", "has " + tm.size() + " sources",
+                    "exactly one of {env: NAME} or {file: PATH}");
+        } else if (tm != null && tm.containsKey("env")) {
+            tokenEnv = t.parsed(tm.get("env"), "proxy.admin_token.env", "an environment variable name", s -> {
+                new dev.sallyport.policy.SecretSource.Env(s); // validates the name
+                return s;
+            });
+        } else if (tm != null) {
+            tokenFile = path(tm.get("file"), "proxy.admin_token.file");
         }
         if (listen == null || admin == null || limits == null || timeouts == null) {
             return null;
@@ -135,7 +136,7 @@ public final class PolicyParser {
                     "a different address or port");
             return null;
         }
-        return new ProxySettings(listen, admin, limits, timeouts, tokenEnv[0], tokenFile[0]);
+        return new ProxySettings(listen, admin, limits, timeouts, tokenEnv, tokenFile);
     }
 
     private Limits limits(Node node) {
@@ -273,7 +274,7 @@ public final class PolicyParser {
         List<Cidr> deny = DefaultDeny.NETWORKS;
         Node dn = m.get("deny");
         String denyExpected = "'default', or a list of 'default' and networks such as 203.0.113.0/24";
-        if (dn != null && dn.getTag().equals(Tag.STR) && dn instanceof org.yaml.snakeyaml.nodes.ScalarNode s) {
+        if (dn instanceof ScalarNode s && dn.getTag().equals(Tag.STR)) {
             if (!s.getValue().equals("default")) {
                 t.problem(dn, "network.deny", "'" + s.getValue() + "' is not a deny list", denyExpected);
                 deny = null;

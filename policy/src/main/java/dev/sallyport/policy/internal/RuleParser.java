@@ -93,8 +93,8 @@ final class RuleParser {
         }
         boolean ok = name != null && action != null && tls != null && hosts != null && cidrs != null && paths != null
                 && methods != null && clients != null && ports != null;
-        if (hosts != null && cidrs != null && !m.containsKey("hosts") && !m.containsKey("cidrs")) {
-            t.problem(node, p, "has neither hosts nor cidrs", "hosts: [...] and/or cidrs: [...]");
+        if (hosts != null && cidrs != null && hosts.isEmpty() && cidrs.isEmpty()) {
+            t.problem(node, p, "has neither hosts nor cidrs", "hosts: [...] and/or cidrs: [...], not empty");
             ok = false;
         }
         if (tls == TlsMode.PASSTHROUGH && (m.containsKey("methods") || m.containsKey("paths"))) {

@@ -31,8 +31,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>Nothing is lost silently. When the queue is full, nearly full (the last 1/16 is kept for exchanges
  * already in flight) or a write fails, the log enters a failure episode: one line on stderr, the
  * {@link AuditFailureListener} is told (and counts each lost record), and {@link #accepting()} is false so
- * the data path refuses new requests. The episode ends at the next successful write with the queue below
- * the mark; while failing and idle the writer probes once a second. After a failed write the next write
+ * the data path refuses new requests. The episode ends at the next successful write once the queue is at
+ * most half full (hysteresis, so a busy log does not flap); while failing and idle the writer probes once a
+ * second. After a failed write the next write
  * starts with a line feed, so a fragment a failing disk may have left never merges with the next record.
  */
 public final class AuditLog implements ProxyEventListener, AutoCloseable {
@@ -69,6 +70,7 @@ public final class AuditLog implements ProxyEventListener, AutoCloseable {
     private final PrintStream stderr;
     private final int capacity;
     private final int headroom;
+    private final int recoverBelow;
     private final BlockingQueue<Item> queue;
     private final AtomicReference<Health> health = new AtomicReference<>(HEALTHY);
     private final AtomicLong written = new AtomicLong();
@@ -94,6 +96,7 @@ public final class AuditLog implements ProxyEventListener, AutoCloseable {
         this.stderr = stderr;
         this.capacity = capacity;
         this.headroom = capacity / 16;
+        this.recoverBelow = capacity / 2;
         this.queue = new ArrayBlockingQueue<>(capacity);
         this.writer = Thread.ofPlatform().name("sallyport-audit-writer").daemon().unstarted(this::run);
     }
@@ -199,6 +202,10 @@ public final class AuditLog implements ProxyEventListener, AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        long left = queue.stream().filter(Item.Event.class::isInstance).count();
+        if (!writer.isAlive() && left > 0) {
+            lose(left, "records arrived while the audit log was closing");
+        }
         if (writer.isAlive()) {
             stderr.println("sallyport: audit log " + target + ": writer did not finish within "
                     + CLOSE_WAIT_MILLIS / 1000 + " s at shutdown; " + queue.size()
@@ -292,7 +299,7 @@ public final class AuditLog implements ProxyEventListener, AutoCloseable {
             out.flush();
             lineBreakOwed = false;
             written.addAndGet(records);
-            if (queue.remainingCapacity() > headroom) {
+            if (caughtUp()) {
                 recover();
             }
         } catch (IOException | RuntimeException e) {
@@ -308,10 +315,14 @@ public final class AuditLog implements ProxyEventListener, AutoCloseable {
     private void idle() {
         if (health.get() != HEALTHY) {
             writeOut();
-            if (!lineBreakOwed && queue.remainingCapacity() > headroom) {
+            if (!lineBreakOwed && caughtUp()) {
                 recover();
             }
         }
+    }
+
+    private boolean caughtUp() {
+        return queue.size() <= recoverBelow;
     }
 
     private void lose(long records, String cause) {

@@ -2,12 +2,13 @@ package dev.sallyport.proxy.connect;
 
 import dev.sallyport.ca.LeafMinter;
 import dev.sallyport.proxy.events.ProxyEvent;
+import dev.sallyport.proxy.http.FrontendHandler;
 import dev.sallyport.proxy.http.HttpPhase;
+import dev.sallyport.proxy.http.LingeringClose;
 import dev.sallyport.proxy.http.Responses;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.mitm.ServerContexts;
 import dev.sallyport.proxy.upstream.UpstreamConnector;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
@@ -38,7 +39,7 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
     protected void initChannel(SocketChannel ch) {
         ChannelPipeline p = ch.pipeline();
         if (!context.tryOpenConnection()) {
-            ch.writeAndFlush(tooMany(ch)).addListener(ChannelFutureListener.CLOSE);
+            LingeringClose.respondAndClose(ch, tooMany(ch));
             return;
         }
         context.channels().add(ch);
@@ -70,12 +71,17 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
         return buf;
     }
 
-    /** Closes a client connection that saw no traffic in either direction for {@code timeouts.idle}. */
+    /**
+     * Closes a client connection that saw no traffic in either direction for {@code timeouts.idle}, unless an
+     * exchange is waiting on a slow upstream (the response-headers and upstream idle timeouts cover that).
+     */
     static final class IdleCloser extends ChannelInboundHandlerAdapter {
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
             if (evt instanceof IdleStateEvent) {
-                ctx.close();
+                if (!(ctx.pipeline().get(FrontendHandler.class) instanceof FrontendHandler f && f.busy())) {
+                    ctx.close();
+                }
             } else {
                 ctx.fireUserEventTriggered(evt);
             }

@@ -5,7 +5,6 @@ import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.upstream.Destination;
 import dev.sallyport.proxy.upstream.UpstreamConnector;
-import dev.sallyport.proxy.upstream.UpstreamFailure;
 import dev.sallyport.proxy.upstream.UpstreamLease;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFutureListener;
@@ -16,11 +15,9 @@ import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
-import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
 import java.util.ArrayDeque;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,9 +36,10 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
     private final TunnelTarget tunnel;
     private final ArrayDeque<Object> queued = new ArrayDeque<>();
     final ResponseRelay responses = new ResponseRelay(this);
+    final RequestRelay requests = new RequestRelay(this);
     ChannelHandlerContext ctx;
     Exchange current;
-    private boolean closing;
+    boolean closing;
 
     public FrontendHandler(ProxyContext context, UpstreamConnector connector, TunnelTarget tunnel) {
         this.context = context;
@@ -50,6 +48,11 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
     }
 
     UpstreamConnector connector() { return connector; }
+
+    /** True while an exchange is open: its own timeouts (response headers, upstream idle) apply, not client idle. */
+    public boolean busy() {
+        return current != null;
+    }
 
     @Override
     public void handlerAdded(ChannelHandlerContext handlerContext) {
@@ -61,8 +64,8 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
         if (closing) {
             ReferenceCountUtil.release(msg);
         } else if (current != null && !current.requestDone && msg instanceof HttpContent content) {
-            requestBody(current, content);
-        } else if (current != null && msg instanceof Violation v) {
+            requests.body(current, content);
+        } else if (current != null && !current.requestDone && msg instanceof Violation v) {
             refuseDuringExchange(current, v);
         } else if (current != null) {
             queued.add(msg);
@@ -124,57 +127,7 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
         current = exchange;
         context.exchangeStarted();
         Future<UpstreamLease> lease = connector.acquire(dest, ctx.channel().eventLoop(), audit.client());
-        lease.addListener(done -> upstreamReady(exchange, lease));
-    }
-
-    private void upstreamReady(Exchange exchange, Future<UpstreamLease> future) {
-        if (!future.isSuccess()) {
-            UpstreamFailure failure = (UpstreamFailure) future.cause();
-            exchange.audit.ip(failure.ip());
-            if (failure.status() == 403) {
-                exchange.audit.denied(failure.reason());
-            }
-            upstreamFailed(exchange, failure.status(), failure.reason(), failure.getMessage());
-            return;
-        }
-        UpstreamLease lease = future.getNow();
-        if (exchange != current || exchange.finished) {
-            connector.release(lease, false);
-            return;
-        }
-        exchange.lease = lease;
-        exchange.audit.ip(lease.ip());
-        lease.channel().pipeline().addLast(BackendHandler.NAME, new BackendHandler(this, exchange));
-        lease.channel().write(exchange.upstreamHead);
-        while (!exchange.pendingBody.isEmpty()) {
-            lease.channel().write(exchange.pendingBody.poll());
-        }
-        lease.channel().flush();
-        long timeout = context.policy().proxy().timeouts().responseHeaders().toNanos();
-        exchange.headerTimer = ctx.executor().schedule(() -> upstreamFailed(exchange, 504, "upstream_timeout",
-                "client " + exchange.audit.client() + " => " + exchange.destination.text()
-                        + ": no response headers within " + timeout / 1_000_000 + " ms"), timeout, TimeUnit.NANOSECONDS);
-        lease.channel().read();
-        if (!exchange.requestDone) {
-            ctx.read();
-        }
-    }
-
-    private void requestBody(Exchange exchange, HttpContent content) {
-        boolean last = content instanceof LastHttpContent;
-        exchange.bytesUp += content.content().readableBytes();
-        exchange.requestDone = last;
-        if (exchange.lease == null) {
-            exchange.pendingBody.add(content);
-            return;
-        }
-        exchange.lease.channel().writeAndFlush(content).addListener((ChannelFutureListener) f -> {
-            if (!f.isSuccess()) {
-                upstreamFailed(exchange, 502, "upstream_write_failed", "sending the request body failed");
-            } else if (!last && exchange == current) {
-                ctx.read();
-            }
-        });
+        lease.addListener(done -> requests.upstreamReady(exchange, lease));
     }
 
     private void refuseDuringExchange(Exchange exchange, Violation v) {
@@ -212,32 +165,6 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
         LingeringClose.respondAndClose(ctx.channel(), Responses.error(ctx.alloc(), status, reason, detail));
     }
 
-    /** The upstream side failed: a 502/504 if nothing was sent yet, otherwise the client connection closes. */
-    void upstreamFailed(Exchange exchange, int status, String reason, String message) {
-        if (exchange.finished || exchange.upgraded) {
-            return;
-        }
-        exchange.cancelHeaderTimer();
-        if (exchange.lease != null) {
-            if (exchange.lease.channel().pipeline().get(BackendHandler.NAME) != null) {
-                exchange.lease.channel().pipeline().remove(BackendHandler.NAME);
-            }
-            connector.release(exchange.lease, false);
-        }
-        exchange.audit.reason(reason);
-        if (status != 403) {
-            LOGGER.warn("{}", message);
-        }
-        boolean started = exchange.responseStarted;
-        finish(exchange, started ? exchange.status : status);
-        if (started) {
-            closing = true;
-            ctx.close();
-        } else {
-            writeError(status, reason, message);
-        }
-    }
-
     /** Records the end of an exchange once; returns the upstream connection if it can be reused. */
     void finish(Exchange exchange, int status) {
         if (exchange.finished) {
@@ -270,6 +197,10 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
         if (current == null || !current.requestDone) {
             ctx.read();
         }
+    }
+
+    void upstreamFailed(Exchange exchange, int status, String reason, String message) {
+        requests.upstreamFailed(exchange, status, reason, message);
     }
 
     void responseHead(Exchange exchange, io.netty.handler.codec.http.HttpResponse response) {
@@ -306,8 +237,15 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
         c.close();
     }
 
+    /** The path of a request target without scheme, authority or query (what the audit record may hold). */
     static String pathOnly(String uri) {
-        int q = uri.indexOf('?');
-        return q < 0 ? uri : uri.substring(0, q);
+        String path = uri;
+        int scheme = path.indexOf("://");
+        if (scheme > 0 && scheme < 8) {
+            int slash = path.indexOf('/', scheme + 3);
+            path = slash < 0 ? "/" : path.substring(slash);
+        }
+        int q = path.indexOf('?');
+        return q < 0 ? path : path.substring(0, q);
     }
 }

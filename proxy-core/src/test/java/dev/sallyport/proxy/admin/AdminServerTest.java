@@ -210,6 +210,21 @@ class AdminServerTest {
     }
 
     @Test
+    void runsOnANativeEpollGroupToo() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.netty.channel.epoll.Epoll.isAvailable(), "no native epoll");
+        EventLoopGroup epoll = new MultiThreadIoEventLoopGroup(1, io.netty.channel.epoll.EpollIoHandler.newFactory());
+        try (AdminServer s = AdminServer.start(new InetSocketAddress("127.0.0.1", 0), epoll, new AdminEndpoints(
+                metrics::scrape, () -> nextReload, Optional::empty, null))) {
+            HttpResponse<String> r = client.send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + s.address().getPort() + "/healthz")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(r.body()).isEqualTo("ok\n");
+        } finally {
+            epoll.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+    }
+
+    @Test
     void bindsOnlyWhereTold() throws Exception {
         start(null);
         assertThat(server.address().getAddress().getHostAddress()).isEqualTo("127.0.0.1");

@@ -15,6 +15,12 @@ public final class MapResolver implements Resolver {
     private final Map<String, List<String>> names = new ConcurrentHashMap<>();
     public final AtomicInteger calls = new AtomicInteger();
 
+    /** A name whose lookup never completes (a resolver that hangs). */
+    public MapResolver hang(String name) {
+        names.put(name, List.of("hang"));
+        return this;
+    }
+
     public MapResolver map(String name, String... ips) {
         names.put(name, List.of(ips));
         return this;
@@ -24,6 +30,9 @@ public final class MapResolver implements Resolver {
     public CompletableFuture<List<InetAddress>> resolve(String host) {
         calls.incrementAndGet();
         List<String> ips = names.get(host);
+        if (List.of("hang").equals(ips)) {
+            return new CompletableFuture<>();
+        }
         if (ips == null) {
             return CompletableFuture.failedFuture(new UnknownHostException(host + ": not in the test map"));
         }
