@@ -133,6 +133,13 @@ class LimitsTest {
     }
 
     @Test
+    void aSlowUpstreamIsNotCutOffByTheClientIdleTimeout() {
+        String response = RawClient.exchange(proxy.address(), "GET http://" + target + "/delay/2500 HTTP/1.1\r\nHost: "
+                + target + "\r\nConnection: close\r\n\r\n");
+        assertThat(response).startsWith("HTTP/1.1 200 ").contains("GET /delay/2500");
+    }
+
+    @Test
     void anIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout() throws Exception {
         try (Socket s = new Socket("127.0.0.1", proxy.port())) {
             s.setSoTimeout(5000);

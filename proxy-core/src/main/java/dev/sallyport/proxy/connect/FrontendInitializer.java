@@ -2,6 +2,7 @@ package dev.sallyport.proxy.connect;
 
 import dev.sallyport.ca.LeafMinter;
 import dev.sallyport.proxy.events.ProxyEvent;
+import dev.sallyport.proxy.http.FrontendHandler;
 import dev.sallyport.proxy.http.HttpPhase;
 import dev.sallyport.proxy.http.LingeringClose;
 import dev.sallyport.proxy.http.Responses;
@@ -70,12 +71,17 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
         return buf;
     }
 
-    /** Closes a client connection that saw no traffic in either direction for {@code timeouts.idle}. */
+    /**
+     * Closes a client connection that saw no traffic in either direction for {@code timeouts.idle}, unless an
+     * exchange is waiting on a slow upstream (the response-headers and upstream idle timeouts cover that).
+     */
     static final class IdleCloser extends ChannelInboundHandlerAdapter {
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
             if (evt instanceof IdleStateEvent) {
-                ctx.close();
+                if (!(ctx.pipeline().get(FrontendHandler.class) instanceof FrontendHandler f && f.busy())) {
+                    ctx.close();
+                }
             } else {
                 ctx.fireUserEventTriggered(evt);
             }

@@ -49,6 +49,11 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
 
     UpstreamConnector connector() { return connector; }
 
+    /** True while an exchange is open: its own timeouts (response headers, upstream idle) apply, not client idle. */
+    public boolean busy() {
+        return current != null;
+    }
+
     @Override
     public void handlerAdded(ChannelHandlerContext handlerContext) {
         this.ctx = handlerContext;
@@ -60,7 +65,7 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
             ReferenceCountUtil.release(msg);
         } else if (current != null && !current.requestDone && msg instanceof HttpContent content) {
             requests.body(current, content);
-        } else if (current != null && msg instanceof Violation v) {
+        } else if (current != null && !current.requestDone && msg instanceof Violation v) {
             refuseDuringExchange(current, v);
         } else if (current != null) {
             queued.add(msg);

@@ -18,7 +18,14 @@ public final class HttpPhase {
     public static final String CODEC = "sallyport-http-codec";
     public static final String FRONTEND = "sallyport-frontend";
 
+    /** A request head must arrive within this long after its first byte (slowloris): idle, at most 30 s. */
+    public static final java.time.Duration MAX_HEAD_DEADLINE = java.time.Duration.ofSeconds(30);
+
     private HttpPhase() {}
+
+    static java.time.Duration headDeadline(java.time.Duration idle) {
+        return idle.compareTo(MAX_HEAD_DEADLINE) < 0 ? idle : MAX_HEAD_DEADLINE;
+    }
 
     public static void install(ChannelPipeline pipeline, ProxyContext context, UpstreamConnector connector,
                                TunnelTarget tunnel) {
@@ -32,7 +39,7 @@ public final class HttpPhase {
                 .setAllowPartialChunks(true)
                 .setStrictLineParsing(true)
                 .setValidateHeaders(true);
-        pipeline.addLast(GUARD, new HttpFramingGuard(limits, policy.proxy().timeouts().idle()));
+        pipeline.addLast(GUARD, new HttpFramingGuard(limits, headDeadline(policy.proxy().timeouts().idle())));
         pipeline.addLast(CODEC, new HttpServerCodec(config));
         pipeline.addLast(FRONTEND, new FrontendHandler(context, connector, tunnel));
     }

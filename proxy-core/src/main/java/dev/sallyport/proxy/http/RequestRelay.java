@@ -1,6 +1,7 @@
 package dev.sallyport.proxy.http;
 
 import dev.sallyport.proxy.upstream.UpstreamFailure;
+import dev.sallyport.proxy.upstream.UpstreamInitializer;
 import dev.sallyport.proxy.upstream.UpstreamLease;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.handler.codec.http.HttpContent;
@@ -39,6 +40,7 @@ final class RequestRelay {
         exchange.lease = lease;
         exchange.audit.ip(lease.ip());
         lease.channel().pipeline().addLast(BackendHandler.NAME, new BackendHandler(frontend, exchange));
+        lease.channel().attr(UpstreamInitializer.AWAITING_HEAD).set(true);
         lease.channel().write(exchange.upstreamHead);
         while (!exchange.pendingBody.isEmpty()) {
             lease.channel().write(exchange.pendingBody.poll());

@@ -3,6 +3,7 @@ package dev.sallyport.proxy.http;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.RelayHandler;
+import dev.sallyport.proxy.upstream.UpstreamInitializer;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -32,6 +33,7 @@ final class ResponseRelay {
 
     void head(Exchange exchange, HttpResponse response) {
         exchange.cancelHeaderTimer();
+        exchange.lease.channel().attr(UpstreamInitializer.AWAITING_HEAD).set(false);
         int code = response.status().code();
         if (code == 101 && exchange.websocket) {
             upgrade(exchange, response);

@@ -11,12 +11,19 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.AttributeKey;
 import java.util.concurrent.TimeUnit;
 
 /** Builds an upstream pipeline: idle timeout, TLS (SNI and hostname verification for the name), HTTP codec. */
-final class UpstreamInitializer extends ChannelInitializer<Channel> {
+public final class UpstreamInitializer extends ChannelInitializer<Channel> {
 
     static final String CODEC = "sallyport-upstream-codec";
+
+    /**
+     * Set while a request waits for its response head: the response-headers timeout applies then, not the idle
+     * timeout (slow APIs may think for minutes before the first byte).
+     */
+    public static final AttributeKey<Boolean> AWAITING_HEAD = AttributeKey.valueOf("sallyport.awaitingHead");
 
     private final Destination dest;
     private final SslContext tls;
@@ -62,7 +69,9 @@ final class UpstreamInitializer extends ChannelInitializer<Channel> {
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
             if (evt instanceof IdleStateEvent) {
-                ctx.close();
+                if (!Boolean.TRUE.equals(ctx.channel().attr(AWAITING_HEAD).get())) {
+                    ctx.close();
+                }
             } else {
                 ctx.fireUserEventTriggered(evt);
             }

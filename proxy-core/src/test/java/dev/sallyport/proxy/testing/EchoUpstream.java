@@ -38,7 +38,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A loopback upstream for proxy tests (HTTP, or HTTPS with a certificate from {@link TestPki}). Routes:
- * {@code /bytes/N} streams N bytes; {@code /silent} never answers; {@code /ws} is a WebSocket echo; anything
+ * {@code /bytes/N} streams N bytes; {@code /delay/MS} answers after MS ms; {@code /silent} never answers; {@code /ws} is a WebSocket echo; anything
  * else answers {@code method uri host=... len=N} followed by the request body. Records request heads.
  */
 public final class EchoUpstream implements AutoCloseable {
@@ -96,10 +96,28 @@ public final class EchoUpstream implements AutoCloseable {
             if (uri.startsWith("/silent")) {
                 return;
             }
+            if (uri.startsWith("/delay/")) {
+                FullHttpRequest copy = request.copy();   // unpooled heap copy: nothing to leak if never sent
+                byte[] bytes = io.netty.buffer.ByteBufUtil.getBytes(copy.content());
+                copy.release();
+                FullHttpRequest snapshot = new io.netty.handler.codec.http.DefaultFullHttpRequest(
+                        request.protocolVersion(), request.method(), uri, Unpooled.wrappedBuffer(bytes),
+                        request.headers().copy(), io.netty.handler.codec.http.EmptyHttpHeaders.INSTANCE);
+                ctx.executor().schedule(() -> {
+                    answer(ctx, snapshot, uri);
+                    snapshot.release();
+                },
+                        Long.parseLong(uri.substring(7)), java.util.concurrent.TimeUnit.MILLISECONDS);
+                return;
+            }
             if (uri.startsWith("/bytes/")) {
                 stream(ctx, Long.parseLong(uri.substring(7)));
                 return;
             }
+            answer(ctx, request, uri);
+        }
+
+        private void answer(ChannelHandlerContext ctx, FullHttpRequest request, String uri) {
             String head = request.method() + " " + uri + " host=" + request.headers().get(HttpHeaderNames.HOST)
                     + " len=" + request.content().readableBytes() + "\n";
             ByteBuf body = Unpooled.wrappedBuffer(Unpooled.copiedBuffer(head, StandardCharsets.UTF_8),
