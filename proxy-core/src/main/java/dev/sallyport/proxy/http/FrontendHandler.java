@@ -1,6 +1,8 @@
 package dev.sallyport.proxy.http;
 
 import dev.sallyport.proxy.events.ProxyEvent;
+import dev.sallyport.proxy.inject.InjectionResult;
+import dev.sallyport.proxy.inject.SecretReasons;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.upstream.Destination;
@@ -118,19 +120,26 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
     private void forward(HttpRequest request, GateResult.Forward f, AuditRecord audit) {
         audit.target(f.target().host(), f.target().port()).decision(f.decision())
                 .request(request.method().name(), pathOnly(f.originForm()));
-        context.emit(new ProxyEvent.Decided(context.clock().instant(), "request", audit.fields()));
         HttpRequest head = new DefaultHttpRequest(HttpVersion.HTTP_1_1, request.method(), f.originForm());
         head.headers().set(request.headers());
         HopHeaders.strip(head.headers(), f.websocket());
+        SecretsStep secrets = SecretsStep.open(context.secrets(), f.target().host());
+        InjectionResult.Refused refused = secrets == null ? null : secrets.inject(head, audit, context, ctx.alloc());
+        if (refused != null) {
+            refuseSecret(request, refused, audit);
+            return;
+        }
         Destination dest = new Destination(f.target().host(), f.target().port(), f.tls(), true);
+        context.emit(new ProxyEvent.Decided(context.clock().instant(), "request", audit.fields()));
         Exchange exchange = new Exchange(audit, dest, head, f.websocket(), HttpUtil.isKeepAlive(request));
+        exchange.secrets = secrets;
         current = exchange;
         context.exchangeStarted();
         Future<UpstreamLease> lease = connector.acquire(dest, ctx.channel().eventLoop(), audit.client());
         lease.addListener(done -> requests.upstreamReady(exchange, lease));
     }
 
-    private void refuseDuringExchange(Exchange exchange, Violation v) {
+    void refuseDuringExchange(Exchange exchange, Violation v) {
         exchange.audit.reason(v.reason());
         if (exchange.lease != null) {
             exchange.lease.channel().pipeline().remove(BackendHandler.NAME);
@@ -144,6 +153,30 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
             finish(exchange, v.status());
             writeError(v.status(), v.reason(), null);
         }
+    }
+
+    /**
+     * A request the secrets refused before anything went upstream: 403, audited with the secret's name. A
+     * {@code secret_required} refusal of a request without a body keeps the connection (and the tunnel) open.
+     */
+    private void refuseSecret(HttpRequest request, InjectionResult.Refused refused, AuditRecord audit) {
+        audit.denied(refused.reason());
+        boolean bodyless = !HttpUtil.isTransferEncodingChunked(request) && HttpUtil.getContentLength(request, 0L) == 0;
+        if (!refused.reason().equals(SecretReasons.REQUIRED) || !bodyless || !HttpUtil.isKeepAlive(request)) {
+            refuse(403, refused.reason(), audit, null);
+            return;
+        }
+        audit.status(403);
+        context.emit(new ProxyEvent.Decided(context.clock().instant(), "request", audit.fields()));
+        var response = Responses.error(ctx.alloc(), 403, refused.reason(), null);
+        response.headers().remove(io.netty.handler.codec.http.HttpHeaderNames.CONNECTION);
+        ctx.writeAndFlush(response).addListener((ChannelFutureListener) done -> {
+            if (done.isSuccess()) {
+                nextRequest(true);
+            } else {
+                ctx.close();
+            }
+        });
     }
 
     /** Answers a request that will not be forwarded, records the decision, and closes the connection. */
