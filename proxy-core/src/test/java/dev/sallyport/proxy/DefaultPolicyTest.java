@@ -1,0 +1,36 @@
+package dev.sallyport.proxy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sallyport.ca.CertificateAuthority;
+import dev.sallyport.policy.HostPort;
+import dev.sallyport.policy.Policy;
+import dev.sallyport.proxy.testing.LeakCheck;
+import dev.sallyport.proxy.testing.MapResolver;
+import dev.sallyport.proxy.testing.RawClient;
+import org.junit.jupiter.api.Test;
+
+/** The built-in default policy: the proxy starts, answers /healthz, and denies everything without a lookup. */
+class DefaultPolicyTest {
+
+    @Test
+    void defaultPolicyDeniesEverythingAndIsHealthy() throws Exception {
+        LeakCheck.install();
+        MapResolver resolver = new MapResolver().map("example.test", "127.0.0.1");
+        try (SallyportProxy proxy = SallyportProxy.start(ProxyOptions.of(Policy.defaults())
+                .withCa(CertificateAuthority.ephemeral("default-test"))
+                .withListen(new HostPort("127.0.0.1", 0)).withAdmin(new HostPort("127.0.0.1", 0))
+                .withResolver(resolver))) {
+            String connect = RawClient.exchange(proxy.address(),
+                    "CONNECT example.test:443 HTTP/1.1\r\nHost: example.test:443\r\n\r\n");
+            assertThat(connect).startsWith("HTTP/1.1 403 ").contains("X-Sallyport-Reason: no_matching_rule");
+            String plain = RawClient.exchange(proxy.address(),
+                    "GET http://example.test/ HTTP/1.1\r\nHost: example.test\r\n\r\n");
+            assertThat(plain).startsWith("HTTP/1.1 403 ").contains("X-Sallyport-Reason: no_matching_rule");
+            assertThat(resolver.calls.get()).isZero();
+            String health = RawClient.exchange(proxy.adminAddress(),
+                    "GET /healthz HTTP/1.1\r\nHost: admin\r\nConnection: close\r\n\r\n");
+            assertThat(health).startsWith("HTTP/1.1 200 ");
+        }
+    }
+}
