@@ -68,4 +68,27 @@ class RunSecretsTest {
             assertThat(run.stderr()).doesNotContain(token);
         }
     }
+
+    @Test
+    void aSecretThatCannotBeReadIsAConfigurationErrorWithOneLinePerProblem() throws Exception {
+        Path policy = dir.resolve("p.yaml");
+        Files.writeString(policy, """
+                rules: []
+                secrets:
+                  - name: MISSING_ONE
+                    from: env:SALLYPORT_TEST_UNSET_VARIABLE_1
+                    hosts: [api.example.com]
+                    headers: [Authorization]
+                  - name: MISSING_TWO
+                    from: file:%s
+                    hosts: [api.example.com]
+                    headers: [X-Api-Key]
+                """.formatted(dir.resolve("absent")));
+        CliRun run = CliRun.of("run", "--policy", policy.toString(), "--workdir", dir.toString(),
+                "--audit", dir.resolve("audit.jsonl").toString(), "--", "true");
+        assertThat(run.exit()).as(run.err()).isEqualTo(2);
+        assertThat(run.err().lines().filter(l -> l.startsWith("sallyport: secrets[")).toList()).hasSize(2)
+                .anySatisfy(l -> assertThat(l).contains("MISSING_ONE").contains("SALLYPORT_TEST_UNSET_VARIABLE_1"))
+                .anySatisfy(l -> assertThat(l).contains("MISSING_TWO").contains("absent"));
+    }
 }
