@@ -31,12 +31,11 @@ final class SecretsStep {
     private static final long DEFAULT_MAX_DECODED = 64L * 1024 * 1024;
 
     private final ExchangeSecrets secrets;
-    private final RequestBodyGuard guard;
+    private RequestBodyGuard guard;     // made at the first body chunk: most requests have none
     private ResponseScrubber scrubber;
 
     private SecretsStep(ExchangeSecrets secrets) {
         this.secrets = secrets;
-        this.guard = secrets.bodyGuard();
     }
 
     /** The step for a request to {@code host} (normalized, bound to the CONNECT target); null when no secrets. */
@@ -68,6 +67,9 @@ final class SecretsStep {
 
     /** Checks one request body chunk before it is forwarded (not consumed, not released); the refusal or null. */
     InjectionResult.Refused checkBody(HttpContent content) {
+        if (guard == null) {
+            guard = secrets.bodyGuard();
+        }
         InjectionResult.Refused r = guard.check(content.content());
         if (r == null && content instanceof LastHttpContent) {
             r = guard.finish();
