@@ -150,6 +150,22 @@ class SecretsThroughProxyTest {
     }
 
     @Test
+    void responsesThatCannotBeScrubbedFailClosed() {
+        String br = curl("-H", "X-Api-Key: " + ph.get("API_KEY"), url("api.test", "/br/echo"));
+        assertThat(br).contains("HTTP/1.1 502").contains("X-Sallyport-Reason: response_decode_failed")
+                .doesNotContain("X-Echo-");
+        assertNoRealValue("client output", br);
+
+        List<String> cmd = curlBase();
+        cmd.addAll(List.of("-H", "X-Api-Key: " + ph.get("API_KEY"), url("api.test", "/gzip-truncated/echo")));
+        ExternalProcess.Result cut = ExternalProcess.run(Duration.ofSeconds(20), cmd, null);
+        assertThat(cut.exit()).as("the response must not end cleanly").isNotZero();
+        assertThat(cut.stdout()).contains("HTTP/1.1 200");
+        assertNoRealValue("client output", cut.stdout());
+        assertThat(refusalOrReason("/gzip-truncated/echo", "response_decode_failed")).isTrue();
+    }
+
+    @Test
     void placeholderToAnotherHostIsRefusedAndNothingIsSent() {
         int before = upstream.requests().size();
         String out = curl("-H", "Authorization: Bearer " + ph.get("NPM_TOKEN"), url("api.test", "/wrong-host"));
@@ -242,6 +258,17 @@ class SecretsThroughProxyTest {
             Thread.onSpinWait();
         }
         throw new AssertionError("no refusal " + reason + " for " + path + " within 10 s; got " + events.events);
+    }
+
+    static boolean refusalOrReason(String path, String reason) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (System.nanoTime() < deadline) {
+            if (events.all("exchange").stream().anyMatch(f -> path.equals(f.path()) && reason.equals(f.reason()))) {
+                return true;
+            }
+            Thread.onSpinWait();
+        }
+        return false;
     }
 
     /** The raw value, and each base64 fragment (both alphabets, all three alignments) that encodes only its bits. */

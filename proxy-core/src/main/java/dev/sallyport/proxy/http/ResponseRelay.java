@@ -44,7 +44,8 @@ final class ResponseRelay {
                 exchange.secrets.scrubHead(response);
             } catch (ResponseDecodeException e) {
                 ReferenceCountUtil.release(response);
-                frontend.upstreamFailed(exchange, 502, SecretReasons.RESPONSE_DECODE_FAILED, e.getMessage());
+                frontend.upstreamFailed(exchange, 502, SecretReasons.RESPONSE_DECODE_FAILED,
+                        "upstream " + exchange.destination.text() + ": " + e.getMessage());
                 return;
             }
         }
@@ -96,7 +97,8 @@ final class ResponseRelay {
         try {
             exchange.secrets.scrubContent(content, parts);
         } catch (ResponseDecodeException e) {     // mid-body: the client connection closes without the last chunk
-            frontend.upstreamFailed(exchange, 502, SecretReasons.RESPONSE_DECODE_FAILED, e.getMessage());
+            frontend.upstreamFailed(exchange, 502, SecretReasons.RESPONSE_DECODE_FAILED,
+                        "upstream " + exchange.destination.text() + ": " + e.getMessage());
             return;
         }
         if (parts.isEmpty()) {      // everything held back (it may start a value): read on

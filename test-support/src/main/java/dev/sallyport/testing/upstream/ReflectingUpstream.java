@@ -27,7 +27,8 @@ import javax.net.ssl.SSLServerSocket;
  * response header {@code X-Echo-N: <line>}, and the body is the request head, then its base64 (standard and
  * URL-safe alphabets), then the request body. The body is sent chunked, <b>one byte per chunk</b>, each flushed
  * on its own TLS record. A path starting with {@code /gzip} sends the body gzip-compressed
- * ({@code Content-Encoding: gzip}) whatever {@code Accept-Encoding} said. Every response closes the connection.
+ * ({@code Content-Encoding: gzip}) whatever {@code Accept-Encoding} said; {@code /gzip-truncated} sends only
+ * the first half of the gzip stream; {@code /br} labels the plain body {@code Content-Encoding: br}. Every response closes the connection.
  * JDK sockets, one virtual thread per connection, 10 s socket timeout. Records the request heads received.
  */
 public final class ReflectingUpstream implements AutoCloseable {
@@ -109,6 +110,7 @@ public final class ReflectingUpstream implements AutoCloseable {
     private static void respond(OutputStream out, String head, byte[] requestBody) throws IOException {
         String[] lines = head.split("\r\n");
         boolean gzip = lines[0].contains(" /gzip");
+        boolean truncated = lines[0].contains(" /gzip-truncated");
         StringBuilder response = new StringBuilder("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n");
         for (int i = 1; i < lines.length; i++) {
             response.append("X-Echo-").append(i).append(": ").append(lines[i]).append("\r\n");
@@ -126,7 +128,12 @@ public final class ReflectingUpstream implements AutoCloseable {
                 z.write(payload);
             }
             payload = compressed.toByteArray();
+            if (truncated) {
+                payload = java.util.Arrays.copyOf(payload, payload.length / 2);
+            }
             response.append("Content-Encoding: gzip\r\n");
+        } else if (lines[0].contains(" /br")) {
+            response.append("Content-Encoding: br\r\n");
         }
         response.append("Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
         out.write(response.toString().getBytes(StandardCharsets.ISO_8859_1));
