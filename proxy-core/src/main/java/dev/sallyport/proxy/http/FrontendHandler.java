@@ -2,7 +2,6 @@ package dev.sallyport.proxy.http;
 
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.inject.InjectionResult;
-import dev.sallyport.proxy.inject.SecretReasons;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.upstream.Destination;
@@ -126,7 +125,7 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
         SecretsStep secrets = SecretsStep.open(context.secrets(), f.target().host());
         InjectionResult.Refused refused = secrets == null ? null : secrets.inject(head, audit, context, ctx.alloc());
         if (refused != null) {
-            refuseSecret(request, refused, audit);
+            SecretsStep.refuse(this, request, refused, audit);
             return;
         }
         Destination dest = new Destination(f.target().host(), f.target().port(), f.tls(), true);
@@ -153,30 +152,6 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
             finish(exchange, v.status());
             writeError(v.status(), v.reason(), null);
         }
-    }
-
-    /**
-     * A request the secrets refused before anything went upstream: 403, audited with the secret's name. A
-     * {@code secret_required} refusal of a request without a body keeps the connection (and the tunnel) open.
-     */
-    private void refuseSecret(HttpRequest request, InjectionResult.Refused refused, AuditRecord audit) {
-        audit.denied(refused.reason());
-        boolean bodyless = !HttpUtil.isTransferEncodingChunked(request) && HttpUtil.getContentLength(request, 0L) == 0;
-        if (!refused.reason().equals(SecretReasons.REQUIRED) || !bodyless || !HttpUtil.isKeepAlive(request)) {
-            refuse(403, refused.reason(), audit, null);
-            return;
-        }
-        audit.status(403);
-        context.emit(new ProxyEvent.Decided(context.clock().instant(), "request", audit.fields()));
-        var response = Responses.error(ctx.alloc(), 403, refused.reason(), null);
-        response.headers().remove(io.netty.handler.codec.http.HttpHeaderNames.CONNECTION);
-        ctx.writeAndFlush(response).addListener((ChannelFutureListener) done -> {
-            if (done.isSuccess()) {
-                nextRequest(true);
-            } else {
-                ctx.close();
-            }
-        });
     }
 
     /** Answers a request that will not be forwarded, records the decision, and closes the connection. */

@@ -6,13 +6,18 @@ import dev.sallyport.proxy.inject.InjectionResult;
 import dev.sallyport.proxy.inject.RequestBodyGuard;
 import dev.sallyport.proxy.inject.ResponseDecodeException;
 import dev.sallyport.proxy.inject.ResponseScrubber;
+import dev.sallyport.proxy.inject.SecretReasons;
 import dev.sallyport.proxy.inject.SecretStore;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandler;
+import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.LastHttpContent;
@@ -63,6 +68,32 @@ final class SecretsStep {
                 return null;
             }
         }
+    }
+
+    /**
+     * Answers a request the secrets refused before anything went upstream: 403, audited with the secret's name.
+     * A {@code secret_required} refusal of a keep-alive request without a body keeps the connection (and the
+     * tunnel) open; other refusals close it.
+     */
+    static void refuse(FrontendHandler frontend, HttpRequest request, InjectionResult.Refused refused,
+                       AuditRecord audit) {
+        audit.denied(refused.reason());
+        boolean bodyless = !HttpUtil.isTransferEncodingChunked(request) && HttpUtil.getContentLength(request, 0L) == 0;
+        if (!refused.reason().equals(SecretReasons.REQUIRED) || !bodyless || !HttpUtil.isKeepAlive(request)) {
+            frontend.refuse(403, refused.reason(), audit, null);
+            return;
+        }
+        audit.status(403);
+        frontend.context.emit(new ProxyEvent.Decided(frontend.context.clock().instant(), "request", audit.fields()));
+        FullHttpResponse response = Responses.error(frontend.ctx.alloc(), 403, refused.reason(), null);
+        response.headers().remove(HttpHeaderNames.CONNECTION);
+        frontend.ctx.writeAndFlush(response).addListener((ChannelFutureListener) done -> {
+            if (done.isSuccess()) {
+                frontend.nextRequest(true);
+            } else {
+                frontend.ctx.close();
+            }
+        });
     }
 
     /** Checks one request body chunk before it is forwarded (not consumed, not released); the refusal or null. */
