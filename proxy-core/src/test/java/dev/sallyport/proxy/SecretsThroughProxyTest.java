@@ -110,7 +110,10 @@ class SecretsThroughProxyTest {
         System.setErr(stderr);
         String logs = captured.toString(StandardCharsets.UTF_8);
         assertThat(logs).as("the proxy's log output was captured").contains("proxy listening");
-        assertThat(audit).contains("secret_wrong_host").contains("\"GIT_TOKEN\"");
+        assertThat(audit).contains("\"reason\":\"secret_wrong_host\"", "\"reason\":\"secret_wrong_place\"",
+                "\"reason\":\"secret_required\"", "\"reason\":\"host_mismatch\"",
+                "\"reason\":\"response_decode_failed\"", "\"secrets\":[\"GIT_TOKEN\"]",
+                "\"secrets\":[\"API_KEY\"]", "\"secrets\":[\"NPM_TOKEN\"]");
         assertNoRealValue("audit file", audit);
         assertNoRealValue("captured stdout and stderr", logs);
         assertNoRealValue("metrics", metrics);
