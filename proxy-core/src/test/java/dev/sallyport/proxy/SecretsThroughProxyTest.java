@@ -232,6 +232,9 @@ class SecretsThroughProxyTest {
 
     static void assertReflectedAndScrubbed(String out) {
         assertThat(out).contains("HTTP/1.1 200").contains("X-Echo-").contains(MARKER);
+        String body = out.substring(out.lastIndexOf("\r\n\r\n") + 4);
+        assertThat(body).as("the reflected request head, readable (decoded) and scrubbed")
+                .containsPattern("^[A-Z]+ /\\S* HTTP/1\\.1\r\n").contains(MARKER);
         assertNoRealValue("client output", out);
     }
 
