@@ -2,13 +2,15 @@ package dev.sallyport.cli;
 
 import dev.sallyport.ca.CaException;
 import dev.sallyport.policy.PolicyException;
+import dev.sallyport.proxy.inject.SecretLoadException;
 
 import picocli.CommandLine;
 import picocli.CommandLine.IExecutionExceptionHandler;
 import picocli.CommandLine.ParseResult;
 
 /**
- * Maps exceptions out of a subcommand to one stderr line and an exit code: configuration and usage problems
+ * Maps exceptions out of a subcommand to one stderr line (one per problem for policy and secret load errors)
+ * and an exit code: configuration and usage problems (a secret that cannot be read at start, too)
  * exit 2, everything else 1. A stack trace is printed only with {@code SALLYPORT_DEBUG=1}.
  */
 final class FailureHandler implements IExecutionExceptionHandler {
@@ -20,6 +22,10 @@ final class FailureHandler implements IExecutionExceptionHandler {
         switch (ex) {
             case PolicyException pe -> {
                 pe.problems().forEach(p -> err.println(p));
+                code = 2;
+            }
+            case SecretLoadException se -> {
+                se.problems().forEach(p -> err.println("sallyport: " + p));
                 code = 2;
             }
             case UsageException ue -> {

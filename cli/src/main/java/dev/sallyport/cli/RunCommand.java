@@ -118,7 +118,8 @@ public final class RunCommand implements Callable<Integer> {
         }
         return switch (backend) {
             case "process" -> runProcess(policy, workspace);
-            case "nerdctl" -> new VmRun(spec, policy, workspace, runtime, image, command, dryRun).run(placeholdersFor(policy, true));
+            case "nerdctl" -> new VmRun(spec, policy, workspace, runtime, image, command, dryRun, runPlaceholders)
+                    .run(placeholdersFor(policy, true));
             default -> throw new UsageException("--backend: '" + backend + "' (expected: process or nerdctl)");
         };
     }
@@ -135,7 +136,8 @@ public final class RunCommand implements Callable<Integer> {
         Path audit = auditPath();
         Policy runPolicy = withAudit(policy, audit);
         try (SallyportProxy proxy = SallyportProxy.start(ProxyOptions.of(runPolicy).withCa(ca)
-                .withListen(new HostPort("127.0.0.1", 0)).withAdmin(new HostPort("127.0.0.1", 0)))) {
+                .withListen(new HostPort("127.0.0.1", 0)).withAdmin(new HostPort("127.0.0.1", 0))
+                .withPlaceholders(runPlaceholders))) {
             var err = spec.commandLine().getErr();
             err.printf("sallyport: sandbox proxy on 127.0.0.1:%d, audit log %s%n", proxy.address().getPort(), audit);
             err.flush();

@@ -12,6 +12,7 @@ import dev.sallyport.ca.CertificateAuthority;
 import dev.sallyport.policy.HostPort;
 import dev.sallyport.policy.Policy;
 import dev.sallyport.proxy.ProxyOptions;
+import dev.sallyport.proxy.inject.Placeholders;
 import dev.sallyport.proxy.SallyportProxy;
 import dev.sallyport.sandbox.net.SandboxNetwork;
 import dev.sallyport.sandbox.vm.GuestEnvironment;
@@ -38,9 +39,10 @@ final class VmRun {
     private final String image;
     private final List<String> command;
     private final boolean dryRun;
+    private final Placeholders placeholders;
 
     VmRun(CommandSpec spec, Policy policy, Path workspace, String runtime, String image, List<String> command,
-          boolean dryRun) {
+          boolean dryRun, Placeholders placeholders) {
         this.spec = spec;
         this.policy = policy;
         this.workspace = workspace;
@@ -48,6 +50,7 @@ final class VmRun {
         this.image = image;
         this.command = command;
         this.dryRun = dryRun;
+        this.placeholders = placeholders;
     }
 
     int run(Map<String, String> placeholders) throws Exception {
@@ -72,7 +75,7 @@ final class VmRun {
         try {
             return VmRunner.run(nerdctl, dryRun, out, listen -> SallyportProxy.start(ProxyOptions.of(policy).withCa(ca)
                     .withListen(new HostPort(listen.getAddress().getHostAddress(), listen.getPort()))
-                    .withAdmin(new HostPort("127.0.0.1", 0))));
+                    .withAdmin(new HostPort("127.0.0.1", 0)).withPlaceholders(this.placeholders)));
         } finally {
             out.flush();
             if (!dryRun) {

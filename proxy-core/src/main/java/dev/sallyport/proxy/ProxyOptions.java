@@ -4,11 +4,13 @@ import dev.sallyport.ca.CertificateAuthority;
 import dev.sallyport.policy.HostPort;
 import dev.sallyport.policy.Policy;
 import dev.sallyport.proxy.events.ProxyEventListener;
+import dev.sallyport.proxy.inject.Placeholders;
 import java.util.Objects;
 
 /**
  * What {@link SallyportProxy#start} needs. Nullable fields fall back to the policy: {@code ca} null means the
- * policy's CA files (or the state directory), {@code resolver} null means the system resolver.
+ * policy's CA files (or the state directory), {@code resolver} null means the system resolver, {@code placeholders}
+ * null means the placeholder key in the state directory (what {@code sallyport secrets env} prints).
  */
 public record ProxyOptions(
         Policy policy,
@@ -16,33 +18,39 @@ public record ProxyOptions(
         /* @Nullable */ HostPort listenOverride,
         /* @Nullable */ HostPort adminOverride,
         /* @Nullable */ ProxyEventListener extraListener,
-        /* @Nullable */ Resolver resolver) {
+        /* @Nullable */ Resolver resolver,
+        /* @Nullable */ Placeholders placeholders) {
 
     public ProxyOptions {
         Objects.requireNonNull(policy, "policy");
     }
 
     public static ProxyOptions of(Policy policy) {
-        return new ProxyOptions(policy, null, null, null, null, null);
+        return new ProxyOptions(policy, null, null, null, null, null, null);
     }
 
     public ProxyOptions withCa(CertificateAuthority value) {
-        return new ProxyOptions(policy, value, listenOverride, adminOverride, extraListener, resolver);
+        return new ProxyOptions(policy, value, listenOverride, adminOverride, extraListener, resolver, placeholders);
     }
 
     public ProxyOptions withListen(HostPort value) {
-        return new ProxyOptions(policy, ca, value, adminOverride, extraListener, resolver);
+        return new ProxyOptions(policy, ca, value, adminOverride, extraListener, resolver, placeholders);
     }
 
     public ProxyOptions withAdmin(HostPort value) {
-        return new ProxyOptions(policy, ca, listenOverride, value, extraListener, resolver);
+        return new ProxyOptions(policy, ca, listenOverride, value, extraListener, resolver, placeholders);
     }
 
     public ProxyOptions withListener(ProxyEventListener value) {
-        return new ProxyOptions(policy, ca, listenOverride, adminOverride, value, resolver);
+        return new ProxyOptions(policy, ca, listenOverride, adminOverride, value, resolver, placeholders);
     }
 
     public ProxyOptions withResolver(Resolver value) {
-        return new ProxyOptions(policy, ca, listenOverride, adminOverride, extraListener, value);
+        return new ProxyOptions(policy, ca, listenOverride, adminOverride, extraListener, value, placeholders);
+    }
+
+    /** The placeholders the sandbox was given ({@code sallyport run} shares one ephemeral key with its proxy). */
+    public ProxyOptions withPlaceholders(Placeholders value) {
+        return new ProxyOptions(policy, ca, listenOverride, adminOverride, extraListener, resolver, value);
     }
 }

@@ -14,6 +14,9 @@ import dev.sallyport.proxy.audit.AuditLog;
 import dev.sallyport.proxy.connect.FrontendInitializer;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.events.ProxyEventListener;
+import dev.sallyport.proxy.inject.Placeholders;
+import dev.sallyport.proxy.inject.SecretStore;
+import dev.sallyport.proxy.inject.SecretsHolder;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.metrics.ProxyMetrics;
 import dev.sallyport.proxy.reload.PolicyHolder;
@@ -55,13 +58,15 @@ public final class SallyportProxy implements AutoCloseable {
     private final UpstreamConnector connector;
     private final AdminServer admin;
     private final PolicyHolder holder;
+    private final SecretsHolder secrets;
     private final AuditLog audit;
     private final ProxyMetrics metrics;
     private final AtomicReference<Boolean> closed;
 
     @SuppressWarnings("checkstyle:ParameterNumber")
     private SallyportProxy(ProxyContext context, EventLoopGroup group, Channel server, AdminServer admin,
-                           PolicyHolder holder, AuditLog audit, ProxyMetrics metrics, AtomicReference<Boolean> closed,
+                           PolicyHolder holder, SecretsHolder secrets, AuditLog audit, ProxyMetrics metrics,
+                           AtomicReference<Boolean> closed,
                            CertificateAuthority ca, LeafMinter minter, ExecutorService mintExecutor,
                            ExecutorService dnsExecutor, UpstreamConnector connector) {
         this.context = context;
@@ -69,6 +74,7 @@ public final class SallyportProxy implements AutoCloseable {
         this.server = server;
         this.admin = admin;
         this.holder = holder;
+        this.secrets = secrets;
         this.audit = audit;
         this.metrics = metrics;
         this.closed = closed;
@@ -86,30 +92,46 @@ public final class SallyportProxy implements AutoCloseable {
     public static SallyportProxy start(ProxyOptions options) throws Exception {
         Policy policy = options.policy();
         InstantSource clock = InstantSource.system();
+        Placeholders placeholders = options.placeholders() != null ? options.placeholders()
+                : Placeholders.deferred(StateDirectory.resolve());
+        SecretStore store = SecretStore.load(policy, placeholders);   // SecretLoadException: one line per problem
         ProxyMetrics metrics = new ProxyMetrics();
-        AuditLog audit = AuditLog.open(policy.audit().path(), clock, metrics);
+        AuditLog audit;
+        try {
+            audit = AuditLog.open(policy.audit().path(), clock, metrics);
+        } catch (Exception | Error e) {
+            store.close();
+            metrics.close();
+            throw e;
+        }
         ProxyEventListener events = options.extraListener() == null ? ProxyEventListener.all(audit, metrics)
                 : ProxyEventListener.all(audit, metrics, options.extraListener());
-        PolicyHolder holder = new PolicyHolder(PolicyEngine.compile(policy), policy.source(), events);
+        SecretsHolder secrets = new SecretsHolder(store, events, clock, System.err);
+        PolicyHolder holder = new PolicyHolder(PolicyEngine.compile(policy), policy.source(),
+                ProxyEventListener.all(events, secrets));
+        secrets.follow(() -> holder.current().policy());
         try {
             if (policy.source() != null) {
                 holder.watchFileAndSighup();
             }
-            return start(options, holder, audit, metrics, events, clock);
+            return start(options, holder, secrets, audit, metrics, events, clock);
         } catch (Exception | Error e) {
             holder.close();
+            secrets.close();
             audit.close();
             metrics.close();
             throw e;
         }
     }
 
-    private static SallyportProxy start(ProxyOptions options, PolicyHolder holder, AuditLog audit,
-                                        ProxyMetrics metrics, ProxyEventListener events, InstantSource clock)
+    private static SallyportProxy start(ProxyOptions options, PolicyHolder holder, SecretsHolder secrets,
+                                        AuditLog audit, ProxyMetrics metrics, ProxyEventListener events,
+                                        InstantSource clock)
             throws Exception {
         Policy policy = holder.current().policy();
         DefaultChannelGroup channels = new DefaultChannelGroup("sallyport-clients", GlobalEventExecutor.INSTANCE);
         ProxyContext context = new ProxyContext(holder::current, events, clock, audit::accepting, channels);
+        context.secrets(secrets::current);
         CertificateAuthority ca = options.ca() != null ? options.ca() : loadCa(policy.ca());
         ExecutorService mintExecutor = Executors.newFixedThreadPool(2, Thread.ofPlatform().daemon()
                 .name("sallyport-mint-", 0).factory());
@@ -147,8 +169,8 @@ public final class SallyportProxy implements AutoCloseable {
             AdminServer admin = AdminServer.start(adminBind, group, metrics, holder, () -> !closed.get(), audit,
                     token);
             context.addSelf(admin.address());
-            return new SallyportProxy(context, group, server, admin, holder, audit, metrics, closed, ca, minter,
-                    mintExecutor, dnsExecutor, connector);
+            return new SallyportProxy(context, group, server, admin, holder, secrets, audit, metrics, closed, ca,
+                    minter, mintExecutor, dnsExecutor, connector);
         } catch (Exception e) {
             group.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
             minter.close();
@@ -181,6 +203,11 @@ public final class SallyportProxy implements AutoCloseable {
     /** The policy holder ({@code POST /reload}, SIGHUP and file changes swap its engine). */
     public PolicyHolder policies() {
         return holder;
+    }
+
+    /** The secret store in force (swapped beside the policy on reload). */
+    public SecretStore secrets() {
+        return secrets.current();
     }
 
     /** Blocks until every audit record queued so far is written. */
@@ -216,6 +243,7 @@ public final class SallyportProxy implements AutoCloseable {
         minter.close();
         mintExecutor.shutdownNow();
         dnsExecutor.shutdownNow();
+        secrets.close();
         audit.close();
         metrics.close();
     }

@@ -25,6 +25,7 @@ final class Exchange {
     final ArrayDeque<HttpContent> pendingBody = new ArrayDeque<>();
     final ArrayDeque<ByteBuf> upgradeBytes = new ArrayDeque<>();
 
+    SecretsStep secrets;   // null when the proxy has no secrets
     UpstreamLease lease;
     ScheduledFuture<?> headerTimer;
     boolean requestDone;
@@ -64,5 +65,8 @@ final class Exchange {
         pendingBody.clear();
         upgradeBytes.forEach(ReferenceCountUtil::release);
         upgradeBytes.clear();
+        if (secrets != null && !upgraded) {
+            secrets.close();
+        }
     }
 }

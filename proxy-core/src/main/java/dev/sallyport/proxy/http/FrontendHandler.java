@@ -1,6 +1,7 @@
 package dev.sallyport.proxy.http;
 
 import dev.sallyport.proxy.events.ProxyEvent;
+import dev.sallyport.proxy.inject.InjectionResult;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.upstream.Destination;
@@ -121,19 +122,26 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
     private void forward(HttpRequest request, GateResult.Forward f, AuditRecord audit) {
         audit.target(f.target().host(), f.target().port()).decision(f.decision())
                 .request(request.method().name(), pathOnly(f.originForm()));
-        context.emit(new ProxyEvent.Decided(context.clock().instant(), "request", audit.fields()));
         HttpRequest head = new DefaultHttpRequest(HttpVersion.HTTP_1_1, request.method(), f.originForm());
         head.headers().set(request.headers());
         HopHeaders.strip(head.headers(), f.websocket());
+        SecretsStep secrets = SecretsStep.open(context.secrets(), f.target().host());
+        InjectionResult.Refused refused = secrets == null ? null : secrets.inject(head, audit, context, ctx.alloc());
+        if (refused != null) {
+            SecretsStep.refuse(this, request, refused, audit);
+            return;
+        }
         Destination dest = new Destination(f.target().host(), f.target().port(), f.tls(), true);
+        context.emit(new ProxyEvent.Decided(context.clock().instant(), "request", audit.fields()));
         Exchange exchange = new Exchange(audit, dest, head, f.websocket(), HttpUtil.isKeepAlive(request));
+        exchange.secrets = secrets;
         current = exchange;
         context.exchangeStarted();
         Future<UpstreamLease> lease = connector.acquire(dest, ctx.channel().eventLoop(), audit.client());
         lease.addListener(done -> requests.upstreamReady(exchange, lease));
     }
 
-    private void refuseDuringExchange(Exchange exchange, Violation v) {
+    void refuseDuringExchange(Exchange exchange, Violation v) {
         exchange.audit.reason(v.reason());
         if (exchange.lease != null) {
             exchange.lease.channel().pipeline().remove(BackendHandler.NAME);

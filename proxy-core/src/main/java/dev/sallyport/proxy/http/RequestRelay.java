@@ -1,5 +1,6 @@
 package dev.sallyport.proxy.http;
 
+import dev.sallyport.proxy.inject.InjectionResult;
 import dev.sallyport.proxy.upstream.UpstreamFailure;
 import dev.sallyport.proxy.upstream.UpstreamInitializer;
 import dev.sallyport.proxy.upstream.UpstreamLease;
@@ -58,6 +59,13 @@ final class RequestRelay {
 
     void body(Exchange exchange, HttpContent content) {
         boolean last = content instanceof LastHttpContent;
+        InjectionResult.Refused refused = exchange.secrets == null ? null : exchange.secrets.checkBody(content);
+        if (refused != null) {      // nothing of this chunk goes upstream; the upstream connection is dropped
+            content.release();
+            exchange.audit.denied(refused.reason()).secrets(java.util.List.of(refused.secret()));
+            frontend.refuseDuringExchange(exchange, new Violation(403, refused.reason()));
+            return;
+        }
         exchange.bytesUp += content.content().readableBytes();
         exchange.requestDone = last;
         if (exchange.lease == null) {

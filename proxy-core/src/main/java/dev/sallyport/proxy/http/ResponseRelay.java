@@ -1,6 +1,8 @@
 package dev.sallyport.proxy.http;
 
 import dev.sallyport.proxy.events.ProxyEvent;
+import dev.sallyport.proxy.inject.ResponseDecodeException;
+import dev.sallyport.proxy.inject.SecretReasons;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.RelayHandler;
 import dev.sallyport.proxy.upstream.UpstreamInitializer;
@@ -16,6 +18,9 @@ import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ReferenceCountUtil;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -34,6 +39,16 @@ final class ResponseRelay {
     void head(Exchange exchange, HttpResponse response) {
         exchange.cancelHeaderTimer();
         exchange.lease.channel().attr(UpstreamInitializer.AWAITING_HEAD).set(false);
+        if (exchange.secrets != null) {
+            try {
+                exchange.secrets.scrubHead(response);
+            } catch (ResponseDecodeException e) {
+                ReferenceCountUtil.release(response);
+                frontend.upstreamFailed(exchange, 502, SecretReasons.RESPONSE_DECODE_FAILED,
+                        "upstream " + exchange.destination.text() + ": " + e.getMessage());
+                return;
+            }
+        }
         int code = response.status().code();
         if (code == 101 && exchange.websocket) {
             upgrade(exchange, response);
@@ -74,6 +89,30 @@ final class ResponseRelay {
             return;
         }
         exchange.bytesDown += content.content().readableBytes();
+        if (exchange.secrets == null) {
+            forward(exchange, content);
+            return;
+        }
+        List<Object> parts = new ArrayList<>(2);
+        try {
+            exchange.secrets.scrubContent(content, parts);
+        } catch (ResponseDecodeException e) {     // mid-body: the client connection closes without the last chunk
+            frontend.upstreamFailed(exchange, 502, SecretReasons.RESPONSE_DECODE_FAILED,
+                        "upstream " + exchange.destination.text() + ": " + e.getMessage());
+            return;
+        }
+        if (parts.isEmpty()) {      // everything held back (it may start a value): read on
+            exchange.lease.channel().read();
+            return;
+        }
+        for (int i = 0; i < parts.size() - 1; i++) {
+            frontend.ctx.write(parts.get(i));
+        }
+        forward(exchange, (HttpContent) parts.getLast());
+    }
+
+    private void forward(Exchange exchange, HttpContent content) {
+        boolean last = content instanceof LastHttpContent;
         if (!last) {
             writeAndRead(exchange, content);
             return;
@@ -137,13 +176,20 @@ final class ResponseRelay {
         AtomicLong down = new AtomicLong(exchange.bytesDown);
         for (ByteBuf early : exchange.upgradeBytes) {
             down.addAndGet(early.readableBytes());
-            client.write(early);
+            if (exchange.secrets != null) {
+                exchange.secrets.scrubUpgraded(early, client::write);
+            } else {
+                client.write(early);
+            }
         }
         exchange.upgradeBytes.clear();
         client.flush();
         ChannelPipeline cp = client.pipeline();
         ChannelPipeline up2 = upstream.pipeline();
         up2.remove(BackendHandler.NAME);
+        if (exchange.secrets != null) {
+            up2.addLast(exchange.secrets.upgradedFilter());
+        }
         up2.addLast(new RelayHandler(client, down::addAndGet));
         up2.remove(io.netty.handler.codec.http.HttpClientCodec.class);
         cp.addLast(new RelayHandler(upstream, up::addAndGet));

@@ -3,5 +3,7 @@
  * ({@link dev.sallyport.proxy.http.HttpFramingGuard}), the per-request decision
  * ({@link dev.sallyport.proxy.http.RequestGate}), and forwarding with streamed bodies. Start with
  * {@link dev.sallyport.proxy.http.HttpPhase}, then {@link dev.sallyport.proxy.http.FrontendHandler}.
+ * {@link dev.sallyport.proxy.http.SecretsStep} applies the secrets to each exchange (placeholders in,
+ * request bodies checked, responses scrubbed).
  */
 package dev.sallyport.proxy.http;

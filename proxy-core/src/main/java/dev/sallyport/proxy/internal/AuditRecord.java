@@ -4,6 +4,7 @@ import dev.sallyport.policy.Decision;
 import dev.sallyport.proxy.events.AuditFields;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.util.List;
 
 /** Mutable builder for {@link AuditFields}; one per exchange or tunnel, used on one event loop. */
 public final class AuditRecord {
@@ -24,6 +25,7 @@ public final class AuditRecord {
     private Long bytesUp;
     private Long bytesDown;
     private Long durationMs;
+    private List<String> secrets;
 
     public AuditRecord(String id, SocketAddress client) {
         this.id = id;
@@ -46,6 +48,8 @@ public final class AuditRecord {
     public AuditRecord sni(String value) { sni = value; return this; }
     public AuditRecord bytes(long up, long down) { bytesUp = up; bytesDown = down; return this; }
     public AuditRecord duration(long ms) { durationMs = ms; return this; }
+    /** Names (never values) of the secrets injected into, or refused on, this request. */
+    public AuditRecord secrets(List<String> names) { secrets = List.copyOf(names); return this; }
 
     public AuditRecord decision(Decision d) {
         decision = d.verdict().code();
@@ -68,6 +72,6 @@ public final class AuditRecord {
 
     public AuditFields fields() {
         return new AuditFields(id, client, null, host, port, ip, method, path, status, decision, rule, reason, tls,
-                sni, bytesUp, bytesDown, durationMs, null);
+                sni, bytesUp, bytesDown, durationMs, secrets);
     }
 }

@@ -4,6 +4,7 @@ import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.PolicyEngine;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.events.ProxyEventListener;
+import dev.sallyport.proxy.inject.SecretStore;
 import io.netty.channel.group.ChannelGroup;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -33,6 +34,7 @@ public final class ProxyContext {
     private final AtomicInteger exchanges = new AtomicInteger();
     private final AtomicLong ids = new AtomicLong();
     private volatile boolean draining;
+    private volatile Supplier<SecretStore> secrets = SecretStore::empty;
     private final java.util.Set<InetSocketAddress> self = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     public ProxyContext(Supplier<PolicyEngine> policies, ProxyEventListener events, InstantSource clock,
@@ -51,6 +53,10 @@ public final class ProxyContext {
     public boolean auditAccepting() { return auditAccepting.getAsBoolean(); }
     public boolean draining() { return draining; }
     public void startDraining() { draining = true; }
+
+    /** Where the data path gets the secret store in force (swapped on reload beside the policy). */
+    public void secrets(Supplier<SecretStore> value) { secrets = value; }
+    public SecretStore secrets() { return secrets.get(); }
 
     /** Records one of the proxy's own listening addresses: the data path never dials them. */
     public void addSelf(InetSocketAddress address) {

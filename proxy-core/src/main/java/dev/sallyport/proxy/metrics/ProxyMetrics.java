@@ -31,6 +31,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@code sallyport_bytes_total{direction}}: bytes of {@link ProxyEvent.ExchangeCompleted}, and of
  *       {@link ProxyEvent.TunnelEnded} except an intercepted {@code tunnel_end} (its bytes are the
  *       exchanges inside it, already counted). Passthrough tunnels and WebSocket relays count here.</li>
+ *   <li>{@code sallyport_secret_refusals_total{reason,secret}}: requests refused because of a secret.</li>
  *   <li>Gauges from the opened/closed events; timers from {@code CertMinted} and {@code UpstreamConnected}.</li>
  * </ul>
  * Label values come from the policy (rule and secret names); at most {@value #MAX_LABEL_SETS} distinct
@@ -55,6 +56,7 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
     private final Counter auditDropped;
     private final Map<String, Counter> requests = new ConcurrentHashMap<>();
     private final Map<String, Counter> secrets = new ConcurrentHashMap<>();
+    private final Map<String, Counter> secretRefusals = new ConcurrentHashMap<>();
 
     /** A Prometheus registry with the proxy's meters, JVM basics and Netty allocator basics. */
     public ProxyMetrics() {
@@ -109,8 +111,14 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
     @Override
     public void on(ProxyEvent event) {
         switch (event) {
-            case ProxyEvent.Decided d -> request(d.fields());
-            case ProxyEvent.ExchangeCompleted e -> bytes(e.fields());
+            case ProxyEvent.Decided d -> {
+                request(d.fields());
+                secretRefusal(d.fields());
+            }
+            case ProxyEvent.ExchangeCompleted e -> {
+                bytes(e.fields());
+                secretRefusal(e.fields());     // refused in the body: the head was already counted as allowed
+            }
             case ProxyEvent.TunnelEnded t -> {
                 boolean interceptedTunnel = "tunnel_end".equals(t.event()) && t.fields() != null
                         && "intercepted".equals(t.fields().tls());
@@ -191,6 +199,23 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
                     .description("Secrets injected into requests, by secret name").tag("secret", k).register(registry));
         }
         return c;
+    }
+
+    /**
+     * {@code sallyport_secret_refusals_total{reason,secret}}: a request refused because of a secret (at the head:
+     * a {@code Decided}; in the body: the {@code ExchangeCompleted}; each request has only one of them denied).
+     */
+    private void secretRefusal(AuditFields f) {
+        if (f == null || !"deny".equals(f.decision()) || f.reason() == null || !f.reason().startsWith("secret_")
+                || f.secrets() == null || f.secrets().isEmpty()) {
+            return;
+        }
+        String key = f.reason() + '\u0000' + f.secrets().getFirst();
+        String[] labels = secretRefusals.size() >= MAX_LABEL_SETS && !secretRefusals.containsKey(key)
+                ? new String[] {f.reason(), "other"} : new String[] {f.reason(), f.secrets().getFirst()};
+        secretRefusals.computeIfAbsent(labels[0] + '\u0000' + labels[1], k -> Counter.builder("sallyport.secret.refusals")
+                .description("Requests refused because of a secret, by reason and secret name")
+                .tag("reason", labels[0]).tag("secret", labels[1]).register(registry)).increment();
     }
 
     private Counter bytes(String direction) {

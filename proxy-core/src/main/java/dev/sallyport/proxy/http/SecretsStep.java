@@ -1,0 +1,152 @@
+package dev.sallyport.proxy.http;
+
+import dev.sallyport.proxy.events.ProxyEvent;
+import dev.sallyport.proxy.inject.ExchangeSecrets;
+import dev.sallyport.proxy.inject.InjectionResult;
+import dev.sallyport.proxy.inject.RequestBodyGuard;
+import dev.sallyport.proxy.inject.ResponseDecodeException;
+import dev.sallyport.proxy.inject.ResponseScrubber;
+import dev.sallyport.proxy.inject.SecretReasons;
+import dev.sallyport.proxy.inject.SecretStore;
+import dev.sallyport.proxy.internal.AuditRecord;
+import dev.sallyport.proxy.internal.ProxyContext;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandler;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ReferenceCountUtil;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * The secrets side of one {@link Exchange}, where the data path calls {@code dev.sallyport.proxy.inject}:
+ * placeholders swapped in the request head (or the request refused), the request body checked chunk by chunk
+ * before it goes upstream, and the response (head, body, trailers, or the bytes of an upgraded connection)
+ * scrubbed of every real value before it goes to the client. Lives on the exchange's event loop.
+ */
+final class SecretsStep {
+
+    private static final long DEFAULT_MAX_DECODED = 64L * 1024 * 1024;
+
+    private final ExchangeSecrets secrets;
+    private RequestBodyGuard guard;     // made at the first body chunk: most requests have none
+    private ResponseScrubber scrubber;
+
+    private SecretsStep(ExchangeSecrets secrets) {
+        this.secrets = secrets;
+    }
+
+    /** The step for a request to {@code host} (normalized, bound to the CONNECT target); null when no secrets. */
+    static SecretsStep open(SecretStore store, String host) {
+        return store.isEmpty() ? null : new SecretsStep(store.exchange(host));
+    }
+
+    /**
+     * Swaps placeholders in {@code head} (after hop-by-hop stripping). Returns the refusal (audited with the
+     * secret's name, nothing changed), or null after recording the injected names and emitting their events.
+     */
+    InjectionResult.Refused inject(HttpRequest head, AuditRecord audit, ProxyContext context, ByteBufAllocator alloc) {
+        switch (secrets.inject(head)) {
+            case InjectionResult.Refused r -> {
+                audit.secrets(List.of(r.secret()));
+                return r;
+            }
+            case InjectionResult.Injected i -> {
+                if (!i.secrets().isEmpty()) {
+                    audit.secrets(i.secrets());
+                    i.secrets().forEach(s -> context.emit(new ProxyEvent.SecretInjected(context.clock().instant(), s)));
+                }
+                long cap = context.policy().proxy().limits().maxBodyBytes();
+                scrubber = secrets.responseScrubber(alloc, cap > 0 ? cap : DEFAULT_MAX_DECODED);
+                return null;
+            }
+        }
+    }
+
+    /**
+     * Answers a request the secrets refused before anything went upstream: 403, audited with the secret's name.
+     * A {@code secret_required} refusal of a keep-alive request without a body keeps the connection (and the
+     * tunnel) open; other refusals close it.
+     */
+    static void refuse(FrontendHandler frontend, HttpRequest request, InjectionResult.Refused refused,
+                       AuditRecord audit) {
+        audit.denied(refused.reason());
+        boolean bodyless = !HttpUtil.isTransferEncodingChunked(request) && HttpUtil.getContentLength(request, 0L) == 0;
+        if (!refused.reason().equals(SecretReasons.REQUIRED) || !bodyless || !HttpUtil.isKeepAlive(request)) {
+            frontend.refuse(403, refused.reason(), audit, null);
+            return;
+        }
+        audit.status(403);
+        frontend.context.emit(new ProxyEvent.Decided(frontend.context.clock().instant(), "request", audit.fields()));
+        FullHttpResponse response = Responses.error(frontend.ctx.alloc(), 403, refused.reason(), null);
+        response.headers().remove(HttpHeaderNames.CONNECTION);
+        frontend.ctx.writeAndFlush(response).addListener((ChannelFutureListener) done -> {
+            if (done.isSuccess()) {
+                frontend.nextRequest(true);
+            } else {
+                frontend.ctx.close();
+            }
+        });
+    }
+
+    /** Checks one request body chunk before it is forwarded (not consumed, not released); the refusal or null. */
+    InjectionResult.Refused checkBody(HttpContent content) {
+        if (guard == null) {
+            guard = secrets.bodyGuard();
+        }
+        InjectionResult.Refused r = guard.check(content.content());
+        if (r == null && content instanceof LastHttpContent) {
+            r = guard.finish();
+        }
+        return r;
+    }
+
+    /** Scrubs a response head in place; throws (answer 502) when its body could not be scrubbed. */
+    void scrubHead(HttpResponse head) throws ResponseDecodeException {
+        scrubber.onHead(head);
+    }
+
+    /** Scrubs one response body part (taking ownership) into the parts to write, in order. */
+    void scrubContent(HttpContent content, List<Object> out) throws ResponseDecodeException {
+        try {
+            scrubber.scrub(content, out);
+        } catch (ResponseDecodeException | RuntimeException e) {
+            out.forEach(ReferenceCountUtil::release);
+            out.clear();
+            throw e;
+        }
+    }
+
+    /** Scrubs bytes of an upgraded (WebSocket) connection that arrived with the {@code 101}. */
+    void scrubUpgraded(ByteBuf raw, Consumer<ByteBuf> out) {
+        try {
+            scrubber.onContent(raw, out);
+        } catch (ResponseDecodeException e) {
+            throw new IllegalStateException("an upgraded connection is never decoded", e);
+        }
+    }
+
+    /** The handler that scrubs the upstream-to-client bytes of an upgraded connection (before the relay). */
+    ChannelHandler upgradedFilter() {
+        return new UpgradedScrubHandler(scrubber);
+    }
+
+    /** Frees the scrubber's decoder (once the exchange is over). */
+    void close() {
+        if (scrubber != null) {
+            scrubber.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "SecretsStep[" + secrets + "]";
+    }
+}
