@@ -71,4 +71,21 @@ class RunCommandTest {
         assertThat(image.exit()).isEqualTo(2);
         assertThat(image.err()).contains("--image");
     }
+
+    @Test
+    void nerdctlDryRunPrintsEveryHostCommandAndRunsNone() throws Exception {
+        Path workspace = Files.createDirectories(dir.resolve("ws"));
+        ExternalProcess.Result run = CliProcess.run(Map.of("SALLYPORT_HOME", dir.resolve("state").toString()),
+                Duration.ofSeconds(120), "run", "--backend", "nerdctl", "--runtime", "kata", "--image", "img.example/tools:1",
+                "--workdir", workspace.toString(), "--dry-run", "--", "make", "test");
+        assertThat(run.exit()).as(run.stderr()).isZero();
+        assertThat(run.stdout())
+                .contains("nerdctl network create")
+                .contains("nft ")
+                .contains("--runtime io.containerd.kata.v2")
+                .contains("--cap-drop ALL")
+                .contains("img.example/tools:1");
+        ExternalProcess.Result tables = ExternalProcess.run(Duration.ofSeconds(20), java.util.List.of("nft", "list", "tables"), null);
+        assertThat(tables.stdout()).as("a dry run creates no nftables table").doesNotContain("sallyport_");
+    }
 }
