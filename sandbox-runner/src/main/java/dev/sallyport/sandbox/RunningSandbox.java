@@ -61,7 +61,10 @@ public final class RunningSandbox implements AutoCloseable {
         }
         closed = true;
         if (process.isAlive()) {
-            process.descendants().filter(p -> p.info().command().map(c -> c.endsWith("/java")).orElse(false))
+            // TERM to everything inside but bwrap itself: the setup JVM forwards it to the command, and the
+            // command gets it directly too. Not filtered on "is the JVM": the setup JVM is non-dumpable, so its
+            // /proc entries (and ProcessHandle.info) can be unreadable to an unprivileged caller.
+            process.descendants().filter(p -> !p.info().command().map(c -> c.endsWith("/bwrap")).orElse(false))
                     .forEach(ProcessHandle::destroy);
             try {
                 if (!process.waitFor(GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
