@@ -34,8 +34,6 @@ import javax.net.ssl.SSLSocket;
  * SNI names clients sent, the raw request heads and the ({@code Content-Length}) bodies it received. Close it (try-with-resources) to stop it.
  */
 public final class TlsTestServer implements AutoCloseable {
-    private static final int MAX_HEAD = 64 * 1024;
-    private static final int MAX_BODY = 1 << 20;
     private static final int SO_TIMEOUT_MILLIS = 10_000;
 
     private final SSLServerSocket server;
@@ -137,12 +135,12 @@ public final class TlsTestServer implements AutoCloseable {
                 return;
             }
             serverNames.add(sni(socket));
-            String head = readHead(socket.getInputStream());
+            String head = HttpReads.readHead(socket.getInputStream());
             if (head == null) {
                 return;
             }
             requests.add(head);
-            bodies.add(readBody(socket.getInputStream(), head));
+            bodies.add(HttpReads.readBody(socket.getInputStream(), head));
             OutputStream out = socket.getOutputStream();
             out.write(response);
             out.flush();
@@ -166,39 +164,7 @@ public final class TlsTestServer implements AutoCloseable {
         return "";
     }
 
-    /** Reads up to the blank line ending a request head; null if the peer closed first or sent too much. */
-    private static String readHead(InputStream in) throws IOException {
-        ByteArrayOutputStream head = new ByteArrayOutputStream();
-        int matched = 0;
-        byte[] end = {'\r', '\n', '\r', '\n'};
-        while (head.size() < MAX_HEAD) {
-            int b = in.read();
-            if (b < 0) {
-                return null;
-            }
-            head.write(b);
-            matched = b == end[matched] ? matched + 1 : b == '\r' ? 1 : 0;
-            if (matched == end.length) {
-                return head.toString(StandardCharsets.ISO_8859_1);
-            }
-        }
-        return null;
-    }
 
-    /** Reads a Content-Length body (up to 1 MiB), so that answering never resets a client still sending. */
-    private static byte[] readBody(InputStream in, String head) throws IOException {
-        for (String line : head.split("\r\n")) {
-            int colon = line.indexOf(':');
-            if (colon > 0 && line.substring(0, colon).trim().equalsIgnoreCase("content-length")) {
-                long length = Long.parseLong(line.substring(colon + 1).trim());
-                if (length < 0 || length > MAX_BODY) {
-                    throw new IOException("request body of " + length + " bytes (expected: at most " + MAX_BODY + ")");
-                }
-                return in.readNBytes((int) length);
-            }
-        }
-        return new byte[0];
-    }
 
     /** Stops accepting, closes open connections and waits (bounded) for the accept thread to end. */
     @Override

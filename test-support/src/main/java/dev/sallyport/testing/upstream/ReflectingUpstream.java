@@ -1,5 +1,7 @@
 package dev.sallyport.testing.upstream;
 
+import dev.sallyport.testing.HttpReads;
+
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -33,8 +35,6 @@ import javax.net.ssl.SSLServerSocket;
  */
 public final class ReflectingUpstream implements AutoCloseable {
 
-    private static final int MAX_HEAD = 64 * 1024;
-    private static final int MAX_BODY = 1 << 20;
 
     private final SSLServerSocket server;
     private final Thread acceptor;
@@ -93,12 +93,13 @@ public final class ReflectingUpstream implements AutoCloseable {
         try (socket) {
             socket.setSoTimeout(10_000);
             InputStream in = socket.getInputStream();
-            String head = readHead(in);
+            String head = HttpReads.readHead(in);
+            head = head == null ? null : head.substring(0, head.length() - 4);
             if (head == null) {
                 return;
             }
             requests.add(head);
-            byte[] body = readBody(in, head);
+            byte[] body = HttpReads.readBody(in, head);
             respond(socket.getOutputStream(), head, body);
         } catch (IOException e) {
             // the proxy dropped the connection: its business, and the test's
@@ -146,38 +147,7 @@ public final class ReflectingUpstream implements AutoCloseable {
         out.flush();
     }
 
-    private static String readHead(InputStream in) throws IOException {
-        ByteArrayOutputStream head = new ByteArrayOutputStream();
-        int matched = 0;
-        byte[] end = {'\r', '\n', '\r', '\n'};
-        while (head.size() < MAX_HEAD) {
-            int b = in.read();
-            if (b < 0) {
-                return null;
-            }
-            head.write(b);
-            matched = b == end[matched] ? matched + 1 : b == '\r' ? 1 : 0;
-            if (matched == end.length) {
-                String text = head.toString(StandardCharsets.ISO_8859_1);
-                return text.substring(0, text.length() - 4);
-            }
-        }
-        return null;
-    }
 
-    private static byte[] readBody(InputStream in, String head) throws IOException {
-        for (String line : head.split("\r\n")) {
-            int colon = line.indexOf(':');
-            if (colon > 0 && line.substring(0, colon).trim().equalsIgnoreCase("content-length")) {
-                long length = Long.parseLong(line.substring(colon + 1).trim());
-                if (length < 0 || length > MAX_BODY) {
-                    throw new IOException("request body of " + length + " bytes (expected: at most " + MAX_BODY + ")");
-                }
-                return in.readNBytes((int) length);
-            }
-        }
-        return new byte[0];
-    }
 
     @Override
     public void close() {
