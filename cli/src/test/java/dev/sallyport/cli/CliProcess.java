@@ -23,4 +23,23 @@ final class CliProcess {
         command.addAll(List.of(args));
         return ExternalProcess.run(timeout, command, null, env);
     }
+
+    /**
+     * The policy every end-to-end run test starts from: the test PKI's root trusted upstream, and one rule (named
+     * {@code rule}) allowing the HTTPS upstream on 127.0.0.1:{@code port}, which the default deny list would
+     * otherwise refuse. {@code more} is appended as is (indented rule keys first, then top-level keys).
+     */
+    static String loopbackUpstreamPolicy(Path rootPem, int port, String rule, String more) {
+        return """
+                upstream:
+                  trust: [%s]
+                network:
+                  deny: default
+                  allow_private: ["127.0.0.1:%d"]
+                rules:
+                  - name: %s
+                    cidrs: [127.0.0.1/32]
+                    ports: [%d]
+                """.formatted(rootPem, port, rule, port) + more;
+    }
 }

@@ -31,17 +31,7 @@ class RunCommandTest {
             Path workspace = Files.createDirectories(dir.resolve("ws"));
             Path audit = dir.resolve("audit.jsonl");
             Path policy = dir.resolve("p.yaml");
-            Files.writeString(policy, """
-                    upstream:
-                      trust: [%s]
-                    network:
-                      deny: default
-                      allow_private: ["127.0.0.1:%d"]
-                    rules:
-                      - name: local-upstream
-                        cidrs: [127.0.0.1/32]
-                        ports: [%d]
-                    """.formatted(pki.rootPem(dir), upstream.port(), upstream.port()));
+            Files.writeString(policy, CliProcess.loopbackUpstreamPolicy(pki.rootPem(dir), upstream.port(), "local-upstream", ""));
             String script = String.join("; ",
                     "curl -sS --noproxy '' https://127.0.0.1:" + upstream.port() + "/ok > fetched.txt",
                     "curl -sS --noproxy '' -o /dev/null -w '%{http_connect}' https://denied.example.net/ > denied.txt",

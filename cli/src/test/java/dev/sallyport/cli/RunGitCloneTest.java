@@ -79,23 +79,14 @@ class RunGitCloneTest {
         Path workspace = Files.createDirectories(dir.resolve("ws"));
         Path audit = dir.resolve("audit.jsonl");
         Path policy = dir.resolve("p.yaml");
-        Files.writeString(policy, """
-                upstream:
-                  trust: [%s]
-                network:
-                  deny: default
-                  allow_private: ["127.0.0.1:%d"]
-                rules:
-                  - name: local-git
-                    cidrs: [127.0.0.1/32]
-                    ports: [%d]
+        Files.writeString(policy, CliProcess.loopbackUpstreamPolicy(pki.rootPem(dir), port, "local-git", """
                     methods: [GET]
                 secrets:
                   - name: GIT_TOKEN
                     from: env:GIT_TOKEN
                     hosts: [127.0.0.1]
                     headers: [Authorization]
-                """.formatted(pki.rootPem(dir), port, port));
+                """));
         String script = String.join(" && ",
                 "printf %s \"$GIT_TOKEN\" > placeholder.txt",
                 "NO_PROXY= no_proxy= git -c credential.helper= -c http.proxy=\"$HTTPS_PROXY\" clone --no-progress"

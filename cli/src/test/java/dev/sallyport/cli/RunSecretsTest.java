@@ -33,22 +33,13 @@ class RunSecretsTest {
             Path workspace = Files.createDirectories(dir.resolve("ws"));
             Path audit = dir.resolve("audit.jsonl");
             Path policy = dir.resolve("p.yaml");
-            Files.writeString(policy, """
-                    upstream:
-                      trust: [%s]
-                    network:
-                      deny: default
-                      allow_private: ["127.0.0.1:%d"]
-                    rules:
-                      - name: local-api
-                        cidrs: [127.0.0.1/32]
-                        ports: [%d]
+            Files.writeString(policy, CliProcess.loopbackUpstreamPolicy(pki.rootPem(dir), upstream.port(), "local-api", """
                     secrets:
                       - name: API_TOKEN
                         from: env:API_TOKEN
                         hosts: [127.0.0.1]
                         headers: [Authorization]
-                    """.formatted(pki.rootPem(dir), upstream.port(), upstream.port()));
+                    """));
             String script = String.join("; ",
                     "curl -sS --noproxy '' -H \"Authorization: Bearer $API_TOKEN\" https://127.0.0.1:"
                             + upstream.port() + "/api > fetched.txt",
