@@ -132,7 +132,8 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         Destination dest = new Destination(f.target().host(), f.target().port(), f.tls(), true);
-        context.emit(new ProxyEvent.Decided(context.clock().instant(), "request", audit.fields()));
+        // The request's decision is recorded once the dial check has run (RequestRelay.upstreamReady): an
+        // address denied by network.deny must be counted as a deny, not as the rule's allow.
         Exchange exchange = new Exchange(audit, dest, head, f.websocket(), HttpUtil.isKeepAlive(request));
         exchange.secrets = secrets;
         current = exchange;

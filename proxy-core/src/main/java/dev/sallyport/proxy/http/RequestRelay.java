@@ -1,5 +1,6 @@
 package dev.sallyport.proxy.http;
 
+import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.inject.InjectionResult;
 import dev.sallyport.proxy.upstream.UpstreamFailure;
 import dev.sallyport.proxy.upstream.UpstreamInitializer;
@@ -23,6 +24,12 @@ final class RequestRelay {
         this.frontend = frontend;
     }
 
+    /** The request's decision, after the dial check: allow, or deny when network.deny refused every address. */
+    private void recordDecision(Exchange exchange) {
+        frontend.context.emit(new ProxyEvent.Decided(frontend.context.clock().instant(), "request",
+                exchange.audit.fields()));
+    }
+
     void upstreamReady(Exchange exchange, Future<UpstreamLease> future) {
         if (!future.isSuccess()) {
             UpstreamFailure failure = (UpstreamFailure) future.cause();
@@ -30,16 +37,18 @@ final class RequestRelay {
             if (failure.status() == 403) {
                 exchange.audit.denied(failure.reason());
             }
+            recordDecision(exchange);
             upstreamFailed(exchange, failure.status(), failure.reason(), failure.getMessage());
             return;
         }
         UpstreamLease lease = future.getNow();
+        exchange.audit.ip(lease.ip());
+        recordDecision(exchange);
         if (exchange != frontend.current || exchange.finished) {
             frontend.connector().release(lease, false);
             return;
         }
         exchange.lease = lease;
-        exchange.audit.ip(lease.ip());
         lease.channel().pipeline().addLast(BackendHandler.NAME, new BackendHandler(frontend, exchange));
         lease.channel().attr(UpstreamInitializer.AWAITING_HEAD).set(true);
         lease.channel().write(exchange.upstreamHead);
