@@ -1,17 +1,12 @@
 package dev.sallyport.testing;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
-import java.security.KeyStore;
 import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
 import java.util.List;
@@ -20,10 +15,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.ExtendedSSLSession;
-import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SNIHostName;
 import javax.net.ssl.SNIServerName;
-import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLServerSocket;
 import javax.net.ssl.SSLSocket;
 
@@ -61,24 +54,7 @@ public final class TlsTestServer implements AutoCloseable {
 
     /** Starts a server on 127.0.0.1 (ephemeral port) that presents {@code chain} and answers with {@code body}. */
     public static TlsTestServer start(PrivateKey key, X509Certificate[] chain, String body) {
-        try {
-            KeyStore store = KeyStore.getInstance("PKCS12");
-            store.load(null, null);
-            char[] password = "test".toCharArray();
-            store.setKeyEntry("server", key, password, chain);
-            KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-            kmf.init(store, password);
-            SSLContext context = SSLContext.getInstance("TLS");
-            context.init(kmf.getKeyManagers(), null, null);
-            SSLServerSocket socket = (SSLServerSocket) context.getServerSocketFactory()
-                    .createServerSocket(0, 50, InetAddress.getLoopbackAddress());
-            socket.setEnabledProtocols(new String[] {"TLSv1.3", "TLSv1.2"});
-            return new TlsTestServer(socket, body);
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("cannot build the test server's TLS context: " + e, e);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return new TlsTestServer(TestServerSockets.tls(key, chain), body);
     }
 
     /** The bound port. */
@@ -164,28 +140,10 @@ public final class TlsTestServer implements AutoCloseable {
         return "";
     }
 
-
-
     /** Stops accepting, closes open connections and waits (bounded) for the accept thread to end. */
     @Override
     public void close() {
-        try {
-            server.close();
-        } catch (IOException e) {
-            // closing anyway
-        }
-        for (Socket s : open) {
-            try {
-                s.close();
-            } catch (IOException e) {
-                // closing anyway
-            }
-        }
-        try {
-            acceptor.join(5_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        TestServerSockets.close(server, open, acceptor);
     }
 
     @Override

@@ -1,17 +1,14 @@
 package dev.sallyport.testing.upstream;
 
 import dev.sallyport.testing.HttpReads;
+import dev.sallyport.testing.TestServerSockets;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
-import java.security.KeyStore;
 import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
 import java.util.Base64;
@@ -20,8 +17,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.zip.GZIPOutputStream;
-import javax.net.ssl.KeyManagerFactory;
-import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLServerSocket;
 
 /**
@@ -35,7 +30,6 @@ import javax.net.ssl.SSLServerSocket;
  */
 public final class ReflectingUpstream implements AutoCloseable {
 
-
     private final SSLServerSocket server;
     private final Thread acceptor;
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
@@ -48,22 +42,7 @@ public final class ReflectingUpstream implements AutoCloseable {
 
     /** Starts a server presenting {@code chain}. */
     public static ReflectingUpstream start(PrivateKey key, X509Certificate[] chain) {
-        try {
-            KeyStore store = KeyStore.getInstance("PKCS12");
-            store.load(null, null);
-            char[] password = "test".toCharArray();
-            store.setKeyEntry("server", key, password, chain);
-            KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-            kmf.init(store, password);
-            SSLContext context = SSLContext.getInstance("TLS");
-            context.init(kmf.getKeyManagers(), null, null);
-            return new ReflectingUpstream((SSLServerSocket) context.getServerSocketFactory()
-                    .createServerSocket(0, 50, InetAddress.getLoopbackAddress()));
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("cannot build the reflecting upstream's TLS context: " + e, e);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return new ReflectingUpstream(TestServerSockets.tls(key, chain));
     }
 
     public int port() {
@@ -147,27 +126,9 @@ public final class ReflectingUpstream implements AutoCloseable {
         out.flush();
     }
 
-
-
     @Override
     public void close() {
-        try {
-            server.close();
-        } catch (IOException e) {
-            // closing anyway
-        }
-        for (Socket s : open) {
-            try {
-                s.close();
-            } catch (IOException e) {
-                // closing anyway
-            }
-        }
-        try {
-            acceptor.join(5_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        TestServerSockets.close(server, open, acceptor);
     }
 
     @Override
