@@ -8,7 +8,10 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 /**
  * The entry point bwrap runs inside the sandbox (the first process after bwrap's own init): starts the
@@ -64,14 +67,21 @@ public final class Inside {
         builder.environment().putAll(launch.env());
 
         CompletableFuture<Process> started = new CompletableFuture<>();
-        // Registered before the command starts, so a TERM that arrives right after it started still reaches it.
+        // TERM, INT and HUP are forwarded to the command instead of shutting this JVM down: the JVM's own
+        // handler would exit with 143 and race the command's status. Installed before the command starts, so a
+        // signal that arrives right after it started still reaches it.
         AtomicReference<Process> running = new AtomicReference<>();
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        AtomicBoolean stopRequested = new AtomicBoolean();
+        SignalHandler forward = signal -> {
+            stopRequested.set(true);
             Process p = running.get();
             if (p != null) {
-                terminate(p);
+                Thread.ofVirtual().start(() -> terminate(p));
             }
-        }));
+        };
+        for (String name : List.of("TERM", "INT", "HUP")) {
+            Signal.handle(new Signal(name), forward);
+        }
         Thread confined = Thread.ofPlatform().name("sallyport-confined").unstarted(() -> {
             try {
                 if (abi >= 1) {
@@ -79,6 +89,9 @@ public final class Inside {
                 }
                 Process p = builder.start();
                 running.set(p);
+                if (stopRequested.get()) {
+                    Thread.ofVirtual().start(() -> terminate(p));
+                }
                 started.complete(p);
             } catch (Throwable t) {
                 started.completeExceptionally(t);
@@ -102,7 +115,7 @@ public final class Inside {
             try {
                 return child.waitFor();
             } catch (InterruptedException e) {
-                // keep waiting: the shutdown hook ends the child
+                // keep waiting: a forwarded signal ends the child
             }
         }
     }
