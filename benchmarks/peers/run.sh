@@ -13,6 +13,7 @@ DURATION=${BENCH_DURATION:-10}        # measured seconds per scenario and target
 WARMUP=${BENCH_WARMUP:-3}             # unmeasured seconds before each time-bounded run
 PROXY_WARMUP=${BENCH_PROXY_WARMUP:-20} # unmeasured seconds of load on each freshly started proxy (JIT, pools)
 HOSTS=${BENCH_HOSTS:-1000}            # distinct host names for the minting scenario
+WARM_HOSTS=${BENCH_WARM_HOSTS:-500}   # other distinct names each proxy sees during its warm-up
 TARGETS=${BENCH_TARGETS:-"direct squid mitmproxy sallyport"}
 SCENARIOS=${BENCH_SCENARIOS:-"keepalive handshake hosts body1m download"}
 IDLE_TUNNELS=${BENCH_IDLE_TUNNELS:-10000}   # 0 skips the idle-tunnel RSS measurement
@@ -119,13 +120,18 @@ openssl x509 -req -in "$pki/upstream/server.csr" -CA "$pki/upstream/ca.pem" -CAk
 for p in squid mitmproxy sallyport; do new_ca "$pki/$p" "bench $p interception CA"; done
 UP_CA=$pki/upstream/ca.pem
 
-# ---------- host names: www.bench.test (one known host) and h0001..hNNNN.bench.test ----------
+# ---------- host names: www.bench.test (one known host), h0001..hNNNN.bench.test, w0001..wNNNN.bench.test ----------
 {
   echo "# BEGIN $HOSTS_MARK"
   echo "127.0.0.1 www.bench.test bench.test"
   for ((i = 1; i <= HOSTS; i += 10)); do
     line="127.0.0.1"
     for ((j = i; j < i + 10 && j <= HOSTS; j++)); do line+=" $(printf 'h%04d.bench.test' "$j")"; done
+    echo "$line"
+  done
+  for ((i = 1; i <= WARM_HOSTS; i += 10)); do
+    line="127.0.0.1"
+    for ((j = i; j < i + 10 && j <= WARM_HOSTS; j++)); do line+=" $(printf 'w%04d.bench.test' "$j")"; done
     echo "$line"
   done
   echo "# END $HOSTS_MARK"
@@ -300,6 +306,12 @@ for target in $TARGETS; do
       --duration $((PROXY_WARMUP / 2)) >/dev/null 2>>"$work/loadgen.log" || true
     loadgen --url "https://www.bench.test:$UP_PORT/small" --proxy "$proxy_addr" --connections 8 --new-connection \
       --warmup 0 --duration $((PROXY_WARMUP / 2)) >/dev/null 2>>"$work/loadgen.log" || true
+    # and new host names (minting, new upstream connections), none of which the minting scenario uses
+    if [ "$WARM_HOSTS" -gt 0 ]; then
+      loadgen --url "https://www.bench.test:$UP_PORT/small" --proxy "$proxy_addr" --connections 8 --new-connection \
+        --hosts w%04d.bench.test --host-count "$WARM_HOSTS" --requests "$WARM_HOSTS" --warmup 0 \
+        --duration "$PROXY_WARMUP" >/dev/null 2>>"$work/loadgen.log" || true
+    fi
   fi
 done
 

@@ -91,6 +91,23 @@ class TunnelAttackTest {
     }
 
     @Test
+    void eachTunnelIsShownTheCertificateOfItsOwnTargetOverTls13AndTls12() {
+        for (String version : List.of("-tls1_3", "-tls1_2")) {
+            for (String host : List.of("upstream.test", "wrong.test", "upstream.test")) {
+                int port = host.equals("upstream.test") ? upstream.port() : wrongName.port();
+                ExternalProcess.Result r = ExternalProcess.run(Duration.ofSeconds(20), List.of("openssl", "s_client",
+                        "-proxy", "127.0.0.1:" + proxy.port(), "-connect", host + ":" + port, "-servername", host,
+                        "-verify_hostname", host, "-CAfile", proxy.caPem.toString(), "-verify_return_error", "-brief",
+                        version), new byte[0]);
+                String out = r.stdout() + r.stderr();
+                assertThat(r.exit()).as(host + " " + version + ": " + out).isZero();
+                assertThat(out).contains("Verification: OK").contains("Peer certificate: CN = " + host)
+                        .contains("Protocol version: " + (version.equals("-tls1_3") ? "TLSv1.3" : "TLSv1.2"));
+            }
+        }
+    }
+
+    @Test
     void theMintedSideOffersOnlyHttp11InAlpn() {
         ExternalProcess.Result r = ExternalProcess.run(Duration.ofSeconds(20), List.of("openssl", "s_client",
                 "-proxy", "127.0.0.1:" + proxy.port(), "-connect", "upstream.test:" + upstream.port(),

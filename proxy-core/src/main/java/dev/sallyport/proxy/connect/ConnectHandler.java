@@ -12,7 +12,7 @@ import dev.sallyport.proxy.http.TunnelTarget;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.mitm.InterceptHandshakeHandler;
-import dev.sallyport.proxy.mitm.MintingMapping;
+import dev.sallyport.proxy.mitm.InterceptSniHandler;
 import dev.sallyport.proxy.mitm.PassthroughHandler;
 import dev.sallyport.proxy.mitm.ServerContexts;
 import dev.sallyport.proxy.mitm.TlsRecordCheck;
@@ -27,7 +27,6 @@ import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
-import io.netty.handler.ssl.SniHandler;
 import io.netty.util.ReferenceCountUtil;
 
 /**
@@ -141,7 +140,7 @@ final class ConnectHandler extends ChannelInboundHandlerAdapter {
             p.addLast(new PassthroughHandler(context, connector, tunnel, n -> { }, n -> { }));
         } else {
             long tlsTimeout = context.policy().proxy().timeouts().tls().toMillis();
-            p.addLast(new SniHandler(new MintingMapping(minter, serverContexts, tunnel, ctx.executor()), tlsTimeout));
+            p.addLast(new InterceptSniHandler(minter, serverContexts, tunnel, ctx.executor(), tlsTimeout));
             p.addLast(new InterceptHandshakeHandler(context, connector, tunnel));
         }
         p.remove(HttpPhase.FRONTEND);

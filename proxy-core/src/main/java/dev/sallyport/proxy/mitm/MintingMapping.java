@@ -49,10 +49,6 @@ public final class MintingMapping implements AsyncMapping<String, SslContext> {
                     + " failed: " + error.getMessage()));
             return;
         }
-        try {
-            promise.trySuccess(contexts.forLeaf(tunnel.host(), leaf));
-        } catch (Exception e) {
-            promise.tryFailure(new SniRefused("cert_mint_failed", "building TLS for " + tunnel.host() + " failed"));
-        }
+        promise.trySuccess(contexts.forLeaf(tunnel.host(), leaf));
     }
 }
