@@ -2,6 +2,11 @@
 # Order: $SALLYPORT_JAVA_HOME, $JAVA_HOME, then every JDK under /usr/lib/jvm (newest first).
 sallyport_java_version() { # prints the feature version of the JDK at $1, or nothing
   [ -x "$1/bin/java" ] && [ -x "$1/bin/javac" ] || return 0
+  # the JDK's release file names its version without starting a JVM (0.2 s saved on every command)
+  if [ -f "$1/release" ] && grep -q '^JAVA_VERSION="[0-9]' "$1/release"; then
+    sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$1/release" | head -n 1
+    return 0
+  fi
   "$1/bin/java" -XshowSettings:properties -version 2>&1 \
     | sed -n 's/^ *java\.specification\.version = \([0-9]*\).*/\1/p' | head -n 1
 }

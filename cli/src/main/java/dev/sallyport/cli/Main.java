@@ -1,5 +1,6 @@
 package dev.sallyport.cli;
 
+import dev.sallyport.proxy.Prewarm;
 import java.io.PrintWriter;
 
 import picocli.CommandLine;
@@ -10,6 +11,9 @@ public final class Main {
     private Main() {}
 
     public static void main(String[] args) {
+        if (args.length > 0 && (args[0].equals("proxy") || args[0].equals("run"))) {
+            Prewarm.start();   // BoringSSL, trust store and EC code warm up while the arguments are parsed
+        }
         int code = run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args);
         System.exit(code);
     }

@@ -28,10 +28,14 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -47,6 +51,14 @@ import org.slf4j.LoggerFactory;
 public final class SallyportProxy implements AutoCloseable {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(SallyportProxy.class);
+
+    static {
+        // Netty's allocator emits JDK Flight Recorder events when JFR is present; loading JFR for them costs about
+        // 0.3 s of start-up, for events few will record. -Dio.netty.jfr.enabled=true brings them back.
+        if (System.getProperty("io.netty.jfr.enabled") == null) {
+            System.setProperty("io.netty.jfr.enabled", "false");
+        }
+    }
 
     private final ProxyContext context;
     private final EventLoopGroup group;
@@ -92,16 +104,27 @@ public final class SallyportProxy implements AutoCloseable {
     public static SallyportProxy start(ProxyOptions options) throws Exception {
         Policy policy = options.policy();
         InstantSource clock = InstantSource.system();
-        Placeholders placeholders = options.placeholders() != null ? options.placeholders()
-                : Placeholders.deferred(StateDirectory.resolve());
-        SecretStore store = SecretStore.load(policy, placeholders);   // SecretLoadException: one line per problem
-        ProxyMetrics metrics = new ProxyMetrics();
-        AuditLog audit;
+        // The slow, independent parts of start-up (mostly class loading and initialisation: the metrics
+        // registry, the CA with BouncyCastle, BoringSSL with the upstream trust) run side by side.
+        CompletableFuture<ProxyMetrics> metricsLater = background("metrics", ProxyMetrics::new);
+        CompletableFuture<CertificateAuthority> caLater = background("ca",
+                () -> options.ca() != null ? options.ca() : loadCa(policy.ca()));
+        CompletableFuture<SslContext> upstreamTlsLater = background("upstream-tls",
+                () -> UpstreamTls.context(policy.upstream()));
+        ProxyMetrics metrics = null;
+        SecretStore store = null;
+        AuditLog audit = null;
         try {
+            Placeholders placeholders = options.placeholders() != null ? options.placeholders()
+                    : Placeholders.deferred(StateDirectory.resolve());
+            store = SecretStore.load(policy, placeholders);   // SecretLoadException: one line per problem
+            metrics = await(metricsLater);
             audit = AuditLog.open(policy.audit().path(), clock, metrics);
         } catch (Exception | Error e) {
-            store.close();
-            metrics.close();
+            if (store != null) {
+                store.close();
+            }
+            metricsLater.thenAccept(ProxyMetrics::close);
             throw e;
         }
         ProxyEventListener events = options.extraListener() == null ? ProxyEventListener.all(audit, metrics)
@@ -114,7 +137,8 @@ public final class SallyportProxy implements AutoCloseable {
             if (policy.source() != null) {
                 holder.watchFileAndSighup();
             }
-            return start(options, holder, secrets, audit, metrics, events, clock);
+            return start(options, holder, secrets, audit, metrics, events, clock, await(caLater),
+                    await(upstreamTlsLater));
         } catch (Exception | Error e) {
             holder.close();
             secrets.close();
@@ -124,15 +148,41 @@ public final class SallyportProxy implements AutoCloseable {
         }
     }
 
+    /** Runs {@code task} on a new platform thread. */
+    private static <T> CompletableFuture<T> background(String name, Callable<T> task) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        Thread.ofPlatform().daemon().name("sallyport-start-" + name).start(() -> {
+            try {
+                result.complete(task.call());
+            } catch (Throwable t) {
+                result.completeExceptionally(t);
+            }
+        });
+        return result;
+    }
+
+    /** The value of a {@link #background} task, or the exception it threw, as thrown. */
+    private static <T> T await(CompletableFuture<T> later) throws Exception {
+        try {
+            return later.get();
+        } catch (ExecutionException e) {
+            switch (e.getCause()) {
+                case Exception cause -> throw cause;
+                case Error cause -> throw cause;
+                default -> throw e;
+            }
+        }
+    }
+
+    @SuppressWarnings("checkstyle:ParameterNumber")
     private static SallyportProxy start(ProxyOptions options, PolicyHolder holder, SecretsHolder secrets,
                                         AuditLog audit, ProxyMetrics metrics, ProxyEventListener events,
-                                        InstantSource clock)
+                                        InstantSource clock, CertificateAuthority ca, SslContext upstreamTls)
             throws Exception {
         Policy policy = holder.current().policy();
         DefaultChannelGroup channels = new DefaultChannelGroup("sallyport-clients", GlobalEventExecutor.INSTANCE);
         ProxyContext context = new ProxyContext(holder::current, events, clock, audit::accepting, channels);
         context.secrets(secrets::current);
-        CertificateAuthority ca = options.ca() != null ? options.ca() : loadCa(policy.ca());
         ExecutorService mintExecutor = Executors.newFixedThreadPool(2, Thread.ofPlatform().daemon()
                 .name("sallyport-mint-", 0).factory());
         LeafMinter minter = new LeafMinter(ca, mintExecutor, clock, new MintListener() {
@@ -148,7 +198,7 @@ public final class SallyportProxy implements AutoCloseable {
         });
         ExecutorService dnsExecutor = Executors.newVirtualThreadPerTaskExecutor();
         Resolver resolver = options.resolver() != null ? options.resolver() : Resolver.system(dnsExecutor);
-        UpstreamConnector connector = new UpstreamConnector(context, resolver, UpstreamTls.context(policy.upstream()));
+        UpstreamConnector connector = new UpstreamConnector(context, resolver, upstreamTls);
         HostPort listen = options.listenOverride() != null ? options.listenOverride() : policy.proxy().listen();
         EventLoopGroup group = Transports.group(0);
         try {

@@ -17,6 +17,7 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -43,6 +44,8 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
 
     private final PrometheusMeterRegistry registry;
     private final JvmGcMetrics gcMetrics = new JvmGcMetrics();
+    /** The JVM and Netty meters, bound off the start-up path (JMX makes them the slowest part of it). */
+    private final CompletableFuture<Void> runtimeMeters;
     private final AtomicLong connections = new AtomicLong();
     private final AtomicLong tunnels = new AtomicLong();
     private final AtomicLong auditFailing = new AtomicLong();
@@ -83,21 +86,32 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
                 .description("Audit records lost (queue full or write failed); must stay 0").register(registry);
         Gauge.builder("sallyport.audit.failing", auditFailing, AtomicLong::get)
                 .description("1 while the audit log is failing and new requests are refused").register(registry);
-        new JvmMemoryMetrics().bindTo(registry);
-        gcMetrics.bindTo(registry);
-        new JvmThreadMetrics().bindTo(registry);
-        new ClassLoaderMetrics().bindTo(registry);
-        new ProcessorMetrics().bindTo(registry);
-        new UptimeMetrics().bindTo(registry);
-        NettyMetrics.bindTo(registry);
+        runtimeMeters = new CompletableFuture<>();
+        Thread.ofPlatform().daemon().name("sallyport-metrics-bind").start(() -> {
+            try {
+                new JvmMemoryMetrics().bindTo(registry);
+                gcMetrics.bindTo(registry);
+                new JvmThreadMetrics().bindTo(registry);
+                new ClassLoaderMetrics().bindTo(registry);
+                new ProcessorMetrics().bindTo(registry);
+                new UptimeMetrics().bindTo(registry);
+                NettyMetrics.bindTo(registry);
+                runtimeMeters.complete(null);
+            } catch (Throwable t) {
+                runtimeMeters.completeExceptionally(t);
+            }
+        });
     }
 
+    /** The registry, once the JVM and Netty meters are bound too. */
     public PrometheusMeterRegistry registry() {
+        runtimeMeters.join();
         return registry;
     }
 
-    /** The Prometheus text exposition (format 0.0.4). */
+    /** The Prometheus text exposition (format 0.0.4), JVM and Netty meters included. */
     public String scrape() {
+        runtimeMeters.join();
         return registry.scrape(NettyMetrics.CONTENT_TYPE);
     }
 
@@ -155,6 +169,7 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
 
     @Override
     public void close() {
+        runtimeMeters.exceptionally(t -> null).join();
         gcMetrics.close();
         registry.close();
     }
