@@ -30,7 +30,9 @@ import java.util.concurrent.TimeUnit;
  * Gets an upstream connection for a destination. Resolves through the {@link Resolver}, checks EVERY address
  * with {@code onDial}: if any address of a name is denied, the whole request is denied ({@code private_address},
  * fail closed: a name that mixes public and private addresses is a rebinding shape). Then dials exactly the
- * first checked address, never re-resolving, or reuses a pooled connection to that same address.
+ * first checked address, never re-resolving. A keep-alive request first reuses an idle connection to the same
+ * destination, without a lookup, once the address that connection dialed passes {@code onDial} again under the
+ * policy in force (a policy reload can take an address away; such a connection is closed, not reused).
  */
 public final class UpstreamConnector {
 
@@ -49,6 +51,9 @@ public final class UpstreamConnector {
     public Future<UpstreamLease> acquire(Destination dest, EventLoop loop, String client) {
         Promise<UpstreamLease> promise = loop.newPromise();
         String hop = "client " + client + " => " + dest.text() + ": ";
+        if (dest.http() && reuse(dest, loop, promise)) {
+            return promise;
+        }
         Timeouts timeouts = context.policy().proxy().timeouts();
         Optional<IpAddress> literal = IpAddress.parseStrict(dest.host());
         if (literal.isPresent()) {
@@ -73,6 +78,21 @@ public final class UpstreamConnector {
         return promise;
     }
 
+    /** Completes {@code promise} with an idle pooled connection whose address the policy still allows. */
+    private boolean reuse(Destination dest, EventLoop loop, Promise<UpstreamLease> promise) {
+        UpstreamPool.Key key = new UpstreamPool.Key(loop, dest.host(), dest.port(), dest.tls());
+        UpstreamPool.Idle parked;
+        while ((parked = pool.poll(key)) != null) {
+            IpAddress address = parked.address();
+            if (context.engine().onDial(dest.host(), dest.port(), address).permitsTraffic()
+                    && !context.isSelf(address.toInetAddress(), dest.port())) {
+                return promise.trySuccess(new UpstreamLease(parked.channel(), address, dest, true));
+            }
+            parked.channel().close();
+        }
+        return false;
+    }
+
     /** Returns a connection after a complete exchange; closes it unless {@code reusable}. */
     public void release(UpstreamLease lease, boolean reusable) {
         Channel ch = lease.channel();
@@ -81,7 +101,7 @@ public final class UpstreamConnector {
             return;
         }
         Destination d = lease.destination();
-        pool.offer(new UpstreamPool.Key(ch.eventLoop(), d.host(), d.port(), lease.ip(), d.tls()), ch);
+        pool.offer(new UpstreamPool.Key(ch.eventLoop(), d.host(), d.port(), d.tls()), ch, lease.address());
     }
 
     public void close() {
@@ -105,13 +125,6 @@ public final class UpstreamConnector {
             promise.tryFailure(new UpstreamFailure(403, "proxy_self", hop + "address " + ipText + ":" + dest.port()
                     + " is this proxy's own listener", ipText));
             return;
-        }
-        if (dest.http()) {
-            Channel pooled = pool.poll(new UpstreamPool.Key(loop, dest.host(), dest.port(), ipText, dest.tls()));
-            if (pooled != null) {
-                promise.trySuccess(new UpstreamLease(pooled, ipText, dest, true));
-                return;
-            }
         }
         Timeouts timeouts = context.policy().proxy().timeouts();
         long started = System.nanoTime();
@@ -140,13 +153,13 @@ public final class UpstreamConnector {
             });
             SslHandler ssl = ch.pipeline().get(SslHandler.class);
             if (ssl == null) {
-                connected(dest, ch, ipText, started, promise);
+                connected(dest, ch, chosen, started, promise);
                 return;
             }
             ch.read();
             ssl.handshakeFuture().addListener(h -> {
                 if (h.isSuccess()) {
-                    connected(dest, ch, ipText, started, promise);
+                    connected(dest, ch, chosen, started, promise);
                 } else {
                     boolean timeout = h.cause() instanceof SslHandshakeTimeoutException;
                     promise.tryFailure(new UpstreamFailure(timeout ? 504 : 502,
@@ -157,8 +170,9 @@ public final class UpstreamConnector {
         });
     }
 
-    private void connected(Destination dest, Channel ch, String ip, long started, Promise<UpstreamLease> promise) {
-        if (promise.trySuccess(new UpstreamLease(ch, ip, dest, false))) {
+    private void connected(Destination dest, Channel ch, IpAddress address, long started,
+                           Promise<UpstreamLease> promise) {
+        if (promise.trySuccess(new UpstreamLease(ch, address, dest, false))) {
             context.emit(new ProxyEvent.UpstreamConnected(context.clock().instant(), dest.host(),
                     Duration.ofNanos(System.nanoTime() - started)));
         }
