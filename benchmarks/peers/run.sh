@@ -222,14 +222,14 @@ start_mitmproxy() {
 }
 
 start_sallyport() {
-  local d=$work/sallyport; mkdir -p "$d"
+  local d=$work/sallyport; mkdir -p "$d/log"
   cat > "$d/policy.yaml" <<EOF
 proxy:
   listen: 127.0.0.1:$SP_PORT
   admin: 127.0.0.1:$SP_ADMIN
   limits: {max_connections: 30000, max_tunnels: 30000}
 ca: {cert: $pki/sallyport/ca.pem, key: $pki/sallyport/ca.key}
-audit: {path: $d/audit.jsonl}
+audit: {path: $d/log/audit.jsonl}   # not beside the policy: the proxy watches the policy's folder
 upstream:
   trust: [$UP_CA]
 network:

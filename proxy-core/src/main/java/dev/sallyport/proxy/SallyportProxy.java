@@ -31,6 +31,7 @@ import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.concurrent.Callable;
@@ -136,6 +137,7 @@ public final class SallyportProxy implements AutoCloseable {
         try {
             if (policy.source() != null) {
                 holder.watchFileAndSighup();
+                warnIfAuditBesidePolicy(policy);
             }
             return start(options, holder, secrets, audit, metrics, events, clock, await(caLater),
                     await(upstreamTlsLater));
@@ -227,6 +229,19 @@ public final class SallyportProxy implements AutoCloseable {
             mintExecutor.shutdownNow();
             dnsExecutor.shutdownNow();
             throw e;
+        }
+    }
+
+    /** The policy's folder is watched for changes: an audit log there wakes the watcher on every write. */
+    private static void warnIfAuditBesidePolicy(Policy policy) {
+        if (policy.audit().isStdout()) {
+            return;
+        }
+        Path audit = Path.of(policy.audit().path()).toAbsolutePath();
+        Path folder = policy.source().toAbsolutePath().getParent();
+        if (folder != null && folder.equals(audit.getParent())) {
+            LOGGER.warn("audit log {} is in the policy's folder {}, which is watched for policy changes: every "
+                    + "audit write wakes the watcher (expected: the audit log in another folder)", audit, folder);
         }
     }
 

@@ -7,7 +7,10 @@ import dev.sallyport.proxy.internal.Transports;
 import io.netty.handler.ssl.ApplicationProtocolConfig;
 import io.netty.handler.ssl.ApplicationProtocolNames;
 import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.OpenSslCachingX509KeyManagerFactory;
 import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslProvider;
+import io.netty.handler.ssl.util.KeyManagerFactoryWrapper;
 import java.net.Socket;
 import java.security.Principal;
 import java.security.PrivateKey;
@@ -26,6 +29,7 @@ import javax.net.ssl.X509ExtendedKeyManager;
 public final class ServerContexts {
 
     private static final int MAX = 4096;
+    private static final int NATIVE_CACHED = 1024;
 
     /** Leaves handed to a handshake that is about to start, by CONNECT target. */
     private final Cache<String, LeafCertificate> leaves = Caffeine.newBuilder().maximumSize(MAX).build();
@@ -33,8 +37,13 @@ public final class ServerContexts {
 
     public ServerContexts() {
         try {
-            shared = SslContextBuilder.forServer(new LeafKeyManager())
-                    .sslProvider(Transports.sslProvider())
+            SslContextBuilder builder = Transports.sslProvider() == SslProvider.OPENSSL
+                    // BoringSSL's parsed form of a leaf, kept per alias (host and serial) instead of being encoded
+                    // and parsed again on every handshake; bounded, later leaves go uncached
+                    ? SslContextBuilder.forServer(new OpenSslCachingX509KeyManagerFactory(
+                            new KeyManagerFactoryWrapper(new LeafKeyManager()), NATIVE_CACHED))
+                    : SslContextBuilder.forServer(new LeafKeyManager());
+            shared = builder.sslProvider(Transports.sslProvider())
                     .protocols("TLSv1.3", "TLSv1.2")
                     .applicationProtocolConfig(new ApplicationProtocolConfig(ApplicationProtocolConfig.Protocol.ALPN,
                             ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
@@ -52,14 +61,28 @@ public final class ServerContexts {
         return shared;
     }
 
-    /** Chooses the leaf by the engine's peer host, which {@link InterceptSniHandler} sets to the CONNECT target. */
+    /**
+     * Chooses the leaf by the engine's peer host, which {@link InterceptSniHandler} sets to the CONNECT target. The
+     * alias is the host and the leaf's serial, so a re-minted leaf never meets the cached form of an older one.
+     */
     private final class LeafKeyManager extends X509ExtendedKeyManager {
+
+        private static final String ALIAS_SEPARATOR = "#";
 
         @Override
         public String chooseEngineServerAlias(String keyType, Principal[] issuers, SSLEngine engine) {
             String host = engine == null ? null : engine.getPeerHost();
             LeafCertificate leaf = host == null ? null : leaves.getIfPresent(host);
-            return leaf != null && fits(keyType, leaf.key()) ? host : null;
+            return leaf != null && fits(keyType, leaf.key())
+                    ? host + ALIAS_SEPARATOR + leaf.leaf().getSerialNumber().toString(16) : null;
+        }
+
+        /** The leaf an alias names, or null when the host's leaf has changed since (the handshake then fails). */
+        private LeafCertificate leafFor(String alias) {
+            int at = alias == null ? -1 : alias.lastIndexOf(ALIAS_SEPARATOR);
+            LeafCertificate leaf = at < 0 ? null : leaves.getIfPresent(alias.substring(0, at));
+            return leaf != null && leaf.leaf().getSerialNumber().toString(16).equals(alias.substring(at + 1))
+                    ? leaf : null;
         }
 
         /** Key types come as "EC", "RSA", or OpenSSL's "EC_EC"-style pairs; the key's own family must lead. */
@@ -70,13 +93,13 @@ public final class ServerContexts {
 
         @Override
         public X509Certificate[] getCertificateChain(String alias) {
-            LeafCertificate leaf = leaves.getIfPresent(alias);
+            LeafCertificate leaf = leafFor(alias);
             return leaf == null ? null : leaf.chain();
         }
 
         @Override
         public PrivateKey getPrivateKey(String alias) {
-            LeafCertificate leaf = leaves.getIfPresent(alias);
+            LeafCertificate leaf = leafFor(alias);
             return leaf == null ? null : leaf.key();
         }
 
