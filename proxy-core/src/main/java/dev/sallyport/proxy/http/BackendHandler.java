@@ -26,6 +26,10 @@ final class BackendHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (exchange.finished) {        // read ahead before the exchange ended (the client went away): drop it
+            ReferenceCountUtil.release(msg);
+            return;
+        }
         if (msg instanceof HttpObject http && http.decoderResult().isFailure()) {
             ReferenceCountUtil.release(msg);
             frontend.upstreamFailed(exchange, 502, "upstream_bad_response", "upstream sent a malformed response: "
@@ -38,6 +42,12 @@ final class BackendHandler extends ChannelInboundHandlerAdapter {
             case ByteBuf raw -> frontend.upgradedBytes(exchange, raw);
             default -> ReferenceCountUtil.release(msg);
         }
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        frontend.responses.readComplete(exchange);
+        ctx.fireChannelReadComplete();
     }
 
     @Override

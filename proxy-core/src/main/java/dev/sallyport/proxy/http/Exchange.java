@@ -31,6 +31,10 @@ final class Exchange {
     boolean requestDone;
     boolean responseStarted;
     boolean responseDone;
+    /** The client's outbound buffer was full: read the next part of the response once it drains. */
+    boolean readWhenClientWritable;
+    /** The response head is written to the client but not flushed yet. */
+    boolean clientFlushPending;
     boolean closeClientAfter;
     boolean upstreamReusable;
     boolean informational;

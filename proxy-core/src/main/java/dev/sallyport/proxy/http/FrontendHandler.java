@@ -228,6 +228,15 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
     }
 
     @Override
+    public void channelWritabilityChanged(ChannelHandlerContext c) {
+        Exchange exchange = current;
+        if (exchange != null && c.channel().isWritable()) {
+            responses.clientWritable(exchange);
+        }
+        c.fireChannelWritabilityChanged();
+    }
+
+    @Override
     public void channelInactive(ChannelHandlerContext c) {
         closing = true;
         queued.forEach(ReferenceCountUtil::release);

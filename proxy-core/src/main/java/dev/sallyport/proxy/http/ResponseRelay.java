@@ -71,7 +71,25 @@ final class ResponseRelay {
         if (exchange.closeClientAfter) {
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         }
-        writeAndRead(exchange, response);
+        // Not flushed here: a body that came in the same read goes out with the head (one TLS record, one
+        // send); BackendHandler flushes at the end of the upstream read, so a head without a body waits no longer.
+        Channel upstream = exchange.lease.channel();
+        exchange.clientFlushPending = true;
+        frontend.ctx.write(response).addListener((ChannelFutureListener) f -> {
+            if (f.isSuccess()) {
+                upstream.read();
+            } else {
+                frontend.ctx.close();
+            }
+        });
+    }
+
+    /** Flushes what {@link #head} wrote, at the end of the upstream read that carried it. */
+    void readComplete(Exchange exchange) {
+        if (exchange.clientFlushPending) {
+            exchange.clientFlushPending = false;
+            frontend.ctx.flush();
+        }
     }
 
     void content(Exchange exchange, HttpContent content) {
@@ -136,15 +154,29 @@ final class ResponseRelay {
         exchange.upgradeBytes.add(raw);
     }
 
+    /**
+     * Sends a part of the response on and reads the next from upstream at once while the client's outbound buffer
+     * is below its high-water mark; above it, {@link #clientWritable} reads on once the client has drained it.
+     */
     private void writeAndRead(Exchange exchange, Object message) {
-        Channel upstream = exchange.lease.channel();
         frontend.ctx.writeAndFlush(message).addListener((ChannelFutureListener) f -> {
-            if (f.isSuccess()) {
-                upstream.read();
-            } else {
+            if (!f.isSuccess()) {
                 frontend.ctx.close();
             }
         });
+        if (frontend.ctx.channel().isWritable()) {
+            exchange.lease.channel().read();
+        } else {
+            exchange.readWhenClientWritable = true;
+        }
+    }
+
+    /** The client drained its outbound buffer: read on from upstream if a response was waiting for that. */
+    void clientWritable(Exchange exchange) {
+        if (exchange.readWhenClientWritable && exchange.lease != null && !exchange.finished) {
+            exchange.readWhenClientWritable = false;
+            exchange.lease.channel().read();
+        }
     }
 
     private void upgrade(Exchange exchange, HttpResponse response) {
