@@ -13,6 +13,7 @@ import io.netty.handler.ssl.SslProvider;
 import io.netty.handler.ssl.util.KeyManagerFactoryWrapper;
 import java.net.Socket;
 import java.security.Principal;
+import java.time.Duration;
 import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
 import javax.net.ssl.SSLEngine;
@@ -28,11 +29,24 @@ import javax.net.ssl.X509ExtendedKeyManager;
  */
 public final class ServerContexts {
 
-    private static final int MAX = 4096;
-    private static final int NATIVE_CACHED = 1024;
+    /**
+     * BoringSSL's parsed leaves kept by Netty, by alias. When full, Netty walks every alias to drop those the key
+     * manager no longer answers for (hosts unused for {@link #LIVE}) before caching another, and caches nothing
+     * when none is stale: small, so that walk stays cheap (at 1,024 it was half of a new host's event-loop time).
+     */
+    private static final int NATIVE_CACHED = 256;
+    /** How long after its last handshake the key manager still answers for a host's leaf. */
+    private static final Duration LIVE = Duration.ofSeconds(60);
+    /** A bound on hosts live at once; far above what the minter signs in {@link #LIVE}. */
+    private static final int MAX_LIVE = 50_000;
 
-    /** Leaves handed to a handshake that is about to start, by CONNECT target. */
-    private final Cache<String, LeafCertificate> leaves = Caffeine.newBuilder().maximumSize(MAX).build();
+    /** The leaf handed to a handshake that is about to start, and its alias, by CONNECT target. */
+    private record Presented(LeafCertificate leaf, String alias) {}
+
+    // expiry by access, not a size bound alone: a size-bound cache may refuse a brand-new entry in favour of
+    // frequent ones, and the handshake that needs it would then find no leaf
+    private final Cache<String, Presented> leaves = Caffeine.newBuilder().expireAfterAccess(LIVE)
+            .maximumSize(MAX_LIVE).build();
     private final SslContext shared;
 
     public ServerContexts() {
@@ -57,9 +71,14 @@ public final class ServerContexts {
 
     /** Records {@code leaf} as the certificate for handshakes whose engine names {@code host}; the shared context. */
     SslContext forLeaf(String host, LeafCertificate leaf) {
-        leaves.put(host, leaf);
+        Presented now = leaves.getIfPresent(host);
+        if (now == null || now.leaf() != leaf) {
+            leaves.put(host, new Presented(leaf, host + ALIAS_SEPARATOR + leaf.leaf().getSerialNumber().toString(16)));
+        }
         return shared;
     }
+
+    private static final String ALIAS_SEPARATOR = "#";
 
     /**
      * Chooses the leaf by the engine's peer host, which {@link InterceptSniHandler} sets to the CONNECT target. The
@@ -67,22 +86,18 @@ public final class ServerContexts {
      */
     private final class LeafKeyManager extends X509ExtendedKeyManager {
 
-        private static final String ALIAS_SEPARATOR = "#";
-
         @Override
         public String chooseEngineServerAlias(String keyType, Principal[] issuers, SSLEngine engine) {
             String host = engine == null ? null : engine.getPeerHost();
-            LeafCertificate leaf = host == null ? null : leaves.getIfPresent(host);
-            return leaf != null && fits(keyType, leaf.key())
-                    ? host + ALIAS_SEPARATOR + leaf.leaf().getSerialNumber().toString(16) : null;
+            Presented presented = host == null ? null : leaves.getIfPresent(host);
+            return presented != null && fits(keyType, presented.leaf().key()) ? presented.alias() : null;
         }
 
-        /** The leaf an alias names, or null when the host's leaf has changed since (the handshake then fails). */
+        /** The leaf an alias names, or null when the host's leaf has changed or was dropped since. */
         private LeafCertificate leafFor(String alias) {
             int at = alias == null ? -1 : alias.lastIndexOf(ALIAS_SEPARATOR);
-            LeafCertificate leaf = at < 0 ? null : leaves.getIfPresent(alias.substring(0, at));
-            return leaf != null && leaf.leaf().getSerialNumber().toString(16).equals(alias.substring(at + 1))
-                    ? leaf : null;
+            Presented presented = at < 0 ? null : leaves.getIfPresent(alias.substring(0, at));
+            return presented != null && presented.alias().equals(alias) ? presented.leaf() : null;
         }
 
         /** Key types come as "EC", "RSA", or OpenSSL's "EC_EC"-style pairs; the key's own family must lead. */
