@@ -118,26 +118,11 @@ public final class Certificates {
             throws GeneralSecurityException {
         try {
             return new JcaX509CertificateConverter().getCertificate(
-                    builder.build(signerBuilder(signer).build(signer)));
+                    builder.build(new JcaContentSignerBuilder(signatureAlgorithm(signer)).build(signer)));
         } catch (OperatorCreationException e) {
             throw new GeneralSecurityException("cannot sign: " + Pem.oneLine(e), e);
         }
     }
-
-    /**
-     * EC signatures through BouncyCastle: its P-256 arithmetic signs in about 60% of the JDK's time, and keeps
-     * minting off the JDK's P-256 code, whose JIT-compiled form was thrown away and rebuilt again and again while
-     * the same code also verified upstream certificates (seconds of compiler time per minute of new hosts).
-     */
-    private static JcaContentSignerBuilder signerBuilder(PrivateKey signer) {
-        JcaContentSignerBuilder builder = new JcaContentSignerBuilder(signatureAlgorithm(signer));
-        return switch (signer.getAlgorithm()) {
-            case "EC", "ECDSA" -> builder.setProvider(BC);
-            default -> builder;
-        };
-    }
-
-    private static final java.security.Provider BC = new org.bouncycastle.jce.provider.BouncyCastleProvider();
 
     /** Whether {@code key} is the private half of {@code pub}: signs a probe with one and verifies with the other. */
     public static boolean matches(PrivateKey key, PublicKey pub) {
