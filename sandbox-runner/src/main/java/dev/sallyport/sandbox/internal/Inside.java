@@ -80,7 +80,11 @@ public final class Inside {
             }
         };
         for (String name : List.of("TERM", "INT", "HUP")) {
-            Signal.handle(new Signal(name), forward);
+            try {
+                Signal.handle(new Signal(name), forward);
+            } catch (IllegalArgumentException e) {
+                // the signal is reserved here (e.g. HUP ignored under nohup): the command still gets it directly
+            }
         }
         Thread confined = Thread.ofPlatform().name("sallyport-confined").unstarted(() -> {
             try {
