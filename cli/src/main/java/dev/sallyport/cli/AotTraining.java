@@ -33,12 +33,17 @@ public final class AotTraining {
         try {
             train(dir);
             status = 0;
+        } catch (Exception e) {
+            System.err.println("sallyport aot training: " + e.getMessage());
         } finally {
             try (Stream<Path> files = Files.walk(dir)) {
                 files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            } catch (Exception ignored) {
+                // best effort: a temporary folder
             }
+            // always: the proxy's event loops are not daemon threads; its shutdown hook closes it
+            System.exit(status);
         }
-        System.exit(status);   // the proxy thread ends with the JVM; its shutdown hook closes it
     }
 
     private static void train(Path dir) throws Exception {

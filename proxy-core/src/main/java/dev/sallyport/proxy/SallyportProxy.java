@@ -126,6 +126,7 @@ public final class SallyportProxy implements AutoCloseable {
                 store.close();
             }
             metricsLater.thenAccept(ProxyMetrics::close);
+            settle(caLater);
             throw e;
         }
         ProxyEventListener events = options.extraListener() == null ? ProxyEventListener.all(audit, metrics)
@@ -146,7 +147,22 @@ public final class SallyportProxy implements AutoCloseable {
             secrets.close();
             audit.close();
             metrics.close();
+            settle(caLater);
             throw e;
+        }
+    }
+
+    /**
+     * Waits for a background task to end, whatever its outcome: a failing start must not exit the JVM while
+     * the CA thread is writing a new CA's files (a key without its certificate would stop every later start).
+     */
+    private static void settle(CompletableFuture<?> later) {
+        try {
+            later.get();
+        } catch (ExecutionException e) {
+            // its failure is not the one being reported
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

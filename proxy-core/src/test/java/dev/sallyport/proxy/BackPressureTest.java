@@ -54,6 +54,59 @@ class BackPressureTest {
         assertThat(LeakCheck.collect()).as("Netty buffer leaks").isEmpty();
     }
 
+    @Test
+    void anUpstreamThatClosesRightAfterItsResponseDoesNotCutTheSlowClientsCopy() throws Exception {
+        LeakCheck.install();
+        int size = 192 * 1024;
+        try (ServerSocketChannel upstream = ServerSocketChannel.open()) {
+            upstream.bind(new InetSocketAddress("127.0.0.1", 0));
+            int port = ((InetSocketAddress) upstream.getLocalAddress()).getPort();
+            CompletableFuture<Void> closed = CompletableFuture.runAsync(() -> answerAndClose(upstream, size));
+            String rules = "  - name: big\n    hosts: [big.test]\n    ports: [" + port + "]\n";
+            try (ProxyFixture proxy = ProxyFixture.start(ProxyFixture.policy(null, "127.0.0.1/32:" + port, "", rules),
+                    new MapResolver().map("big.test", "127.0.0.1"), ProxyFixture.tempDir());
+                 Socket client = new Socket()) {
+                client.setReceiveBufferSize(16 * 1024);
+                client.connect(proxy.address(), 5_000);
+                client.setSoTimeout(10_000);
+                client.getOutputStream().write(("GET http://big.test:" + port + "/ HTTP/1.1\r\nHost: big.test:" + port
+                        + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                closed.get(30, TimeUnit.SECONDS);   // the client has read nothing yet: the proxy holds the rest
+                InputStream in = client.getInputStream();
+                StringBuilder head = new StringBuilder();
+                while (!head.toString().endsWith("\r\n\r\n")) {
+                    int b = in.read();
+                    assertThat(b).as("the response head ends before the connection does").isNotNegative();
+                    head.append((char) b);
+                }
+                assertThat(head.toString()).startsWith("HTTP/1.1 200");
+                // the client connection stays open (keep-alive toward the client): read exactly the body
+                assertThat(in.readNBytes(size)).as("body bytes the client got").hasSize(size);
+            }
+        }
+        assertThat(LeakCheck.collect()).as("Netty buffer leaks").isEmpty();
+    }
+
+    /** Answers one request with a {@code size}-byte, connection-close response in one go, then closes. */
+    private static void answerAndClose(ServerSocketChannel server, int size) {
+        try (SocketChannel ch = server.accept()) {
+            ByteBuffer request = ByteBuffer.allocate(8192);
+            while (!new String(request.array(), 0, request.position(), StandardCharsets.ISO_8859_1).contains("\r\n\r\n")) {
+                if (ch.read(request) < 0) {
+                    return;
+                }
+            }
+            ByteBuffer head = ByteBuffer.wrap(("HTTP/1.1 200 OK\r\nContent-Length: " + size
+                    + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            ByteBuffer body = ByteBuffer.allocate(size);
+            while (head.hasRemaining() || body.hasRemaining()) {
+                ch.write(new ByteBuffer[] {head, body});
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** Answers one request with a BODY-byte response; returns the bytes sent once writing stalls for 2 s, or -1. */
     private static long serve(ServerSocketChannel server) {
         try (SocketChannel ch = server.accept(); Selector selector = Selector.open()) {

@@ -26,8 +26,11 @@ final class BackendHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (exchange.finished) {        // read ahead before the exchange ended (the client went away): drop it
+        if (exchange.finished || exchange.responseDone && !exchange.upgraded) {
+            // read ahead after the response (or the exchange) ended: nothing more belongs to it, and a
+            // connection that sends more than its response is not reused
             ReferenceCountUtil.release(msg);
+            exchange.upstreamReusable = false;
             return;
         }
         if (msg instanceof HttpObject http && http.decoderResult().isFailure()) {
@@ -52,7 +55,9 @@ final class BackendHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-        frontend.upstreamFailed(exchange, 502, "upstream_closed", "upstream closed the connection");
+        if (!exchange.responseDone || exchange.upgraded) {
+            frontend.upstreamFailed(exchange, 502, "upstream_closed", "upstream closed the connection");
+        }   // else the whole response is written; its write listener ends the exchange
         ctx.fireChannelInactive();
     }
 

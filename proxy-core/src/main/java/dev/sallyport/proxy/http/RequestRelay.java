@@ -92,8 +92,8 @@ final class RequestRelay {
 
     /** The upstream side failed: a 502/504 if nothing was sent yet, otherwise the client connection closes. */
     void upstreamFailed(Exchange exchange, int status, String reason, String message) {
-        if (exchange.finished || exchange.upgraded) {
-            return;
+        if (exchange.finished || exchange.upgraded || exchange.responseDone) {
+            return;     // after the last part of the response is written, its write listener ends the exchange
         }
         exchange.cancelHeaderTimer();
         if (exchange.lease != null) {

@@ -139,7 +139,9 @@ final class ResponseRelay {
         Channel upstream = exchange.lease.channel();
         frontend.ctx.writeAndFlush(content).addListener((ChannelFutureListener) f -> {
             boolean reusable = f.isSuccess() && exchange.upstreamReusable && exchange.requestDone;
-            upstream.pipeline().remove(BackendHandler.NAME);
+            if (upstream.pipeline().get(BackendHandler.NAME) != null) {
+                upstream.pipeline().remove(BackendHandler.NAME);
+            }
             frontend.connector().release(exchange.lease, reusable);
             frontend.finish(exchange, exchange.status);
             if (f.isSuccess()) {

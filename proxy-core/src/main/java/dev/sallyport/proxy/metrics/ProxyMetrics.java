@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.LoggerFactory;
 
 /**
  * The proxy's metrics (CONTRACT.md names), fed by the same {@link ProxyEvent}s as the audit log.
@@ -96,9 +97,11 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
                 new ProcessorMetrics().bindTo(registry);
                 new UptimeMetrics().bindTo(registry);
                 NettyMetrics.bindTo(registry);
+            } catch (RuntimeException | LinkageError e) {
+                // the proxy's own meters are all there; only JVM or Netty figures are missing
+                LoggerFactory.getLogger(ProxyMetrics.class).warn("JVM and Netty meters not bound: {}", e.toString());
+            } finally {
                 runtimeMeters.complete(null);
-            } catch (Throwable t) {
-                runtimeMeters.completeExceptionally(t);
             }
         });
     }
@@ -169,7 +172,7 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
 
     @Override
     public void close() {
-        runtimeMeters.exceptionally(t -> null).join();
+        runtimeMeters.join();
         gcMetrics.close();
         registry.close();
     }

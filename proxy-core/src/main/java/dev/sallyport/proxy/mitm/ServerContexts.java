@@ -93,10 +93,13 @@ public final class ServerContexts {
             return presented != null && fits(keyType, presented.leaf().key()) ? presented.alias() : null;
         }
 
-        /** The leaf an alias names, or null when the host's leaf has changed or was dropped since. */
+        /**
+         * The leaf an alias names, or null when the host's leaf has changed or was dropped since. Looked up
+         * quietly: Netty asks for every cached alias when its cache is full, and that must not keep them live.
+         */
         private LeafCertificate leafFor(String alias) {
             int at = alias == null ? -1 : alias.lastIndexOf(ALIAS_SEPARATOR);
-            Presented presented = at < 0 ? null : leaves.getIfPresent(alias.substring(0, at));
+            Presented presented = at < 0 ? null : leaves.policy().getIfPresentQuietly(alias.substring(0, at));
             return presented != null && presented.alias().equals(alias) ? presented.leaf() : null;
         }
 
