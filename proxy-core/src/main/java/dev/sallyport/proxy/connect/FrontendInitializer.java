@@ -3,6 +3,7 @@ package dev.sallyport.proxy.connect;
 import dev.sallyport.ca.LeafMinter;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.http.FrontendHandler;
+import dev.sallyport.proxy.http.HttpFramingGuard;
 import dev.sallyport.proxy.http.HttpPhase;
 import dev.sallyport.proxy.http.LingeringClose;
 import dev.sallyport.proxy.http.Responses;
@@ -79,7 +80,11 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
             if (evt instanceof IdleStateEvent) {
-                if (!(ctx.pipeline().get(FrontendHandler.class) instanceof FrontendHandler f && f.busy())) {
+                boolean busy = ctx.pipeline().get(FrontendHandler.class) instanceof FrontendHandler f && f.busy();
+                // a request head that started and stalled gets its 408 from the guard's deadline (due now too)
+                boolean headPending = ctx.pipeline().get(HttpFramingGuard.class) instanceof HttpFramingGuard g
+                        && g.headInProgress();
+                if (!busy && !headPending) {
                     ctx.close();
                 }
             } else {

@@ -195,6 +195,11 @@ public final class HttpFramingGuard extends ChannelInboundHandlerAdapter {
         return new HeadScanner(limits.maxInitialLineBytes(), limits.maxHeaderBytes(), trailer);
     }
 
+    /** A request head has begun and its deadline is armed: the 408 for a stalled head comes from here. */
+    public boolean headInProgress() {
+        return phase == Phase.HEAD && head.started() && deadline != null;
+    }
+
     private void armDeadline(ChannelHandlerContext ctx) {
         cancelDeadline();
         deadline = ctx.executor().schedule(() -> {
