@@ -157,7 +157,8 @@ public final class IpAddress {
         return i == to ? out : null;
     }
 
-    private static int hex(char c) {
+    /** The value of an ASCII hex digit, or -1 (never a non-ASCII digit, unlike {@code Character.digit}). */
+    static int hex(char c) {
         if (c >= '0' && c <= '9') {
             return c - '0';
         }

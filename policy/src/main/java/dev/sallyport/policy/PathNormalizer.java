@@ -116,20 +116,7 @@ public final class PathNormalizer {
     }
 
     private static int hex(String s, int i) {
-        if (i >= s.length()) {
-            return -1;
-        }
-        char c = s.charAt(i);
-        if (c >= '0' && c <= '9') {
-            return c - '0';
-        }
-        if (c >= 'a' && c <= 'f') {
-            return c - 'a' + 10;
-        }
-        if (c >= 'A' && c <= 'F') {
-            return c - 'A' + 10;
-        }
-        return -1;
+        return i < s.length() ? IpAddress.hex(s.charAt(i)) : -1;
     }
 
     private static String resolveSegments(String path) {

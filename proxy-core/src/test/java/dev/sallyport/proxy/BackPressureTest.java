@@ -33,15 +33,7 @@ class BackPressureTest {
             upstream.bind(new InetSocketAddress("127.0.0.1", 0));
             int port = ((InetSocketAddress) upstream.getLocalAddress()).getPort();
             CompletableFuture<Long> sentWhenStalled = CompletableFuture.supplyAsync(() -> serve(upstream));
-            String rules = "  - name: big\n    hosts: [big.test]\n    ports: [" + port + "]\n";
-            try (ProxyFixture proxy = ProxyFixture.start(ProxyFixture.policy(null, "127.0.0.1/32:" + port, "", rules),
-                    new MapResolver().map("big.test", "127.0.0.1"), ProxyFixture.tempDir());
-                 Socket client = new Socket()) {
-                client.setReceiveBufferSize(64 * 1024);
-                client.connect(proxy.address(), 5_000);
-                client.setSoTimeout(10_000);
-                client.getOutputStream().write(("GET http://big.test:" + port + "/ HTTP/1.1\r\nHost: big.test:" + port
-                        + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            try (ProxyFixture proxy = proxyTo(port); Socket client = get(proxy, port, 64 * 1024)) {
                 InputStream in = client.getInputStream();
                 byte[] first = in.readNBytes(1024);
                 assertThat(new String(first, StandardCharsets.ISO_8859_1)).startsWith("HTTP/1.1 200");
@@ -62,15 +54,7 @@ class BackPressureTest {
             upstream.bind(new InetSocketAddress("127.0.0.1", 0));
             int port = ((InetSocketAddress) upstream.getLocalAddress()).getPort();
             CompletableFuture<Void> closed = CompletableFuture.runAsync(() -> answerAndClose(upstream, size));
-            String rules = "  - name: big\n    hosts: [big.test]\n    ports: [" + port + "]\n";
-            try (ProxyFixture proxy = ProxyFixture.start(ProxyFixture.policy(null, "127.0.0.1/32:" + port, "", rules),
-                    new MapResolver().map("big.test", "127.0.0.1"), ProxyFixture.tempDir());
-                 Socket client = new Socket()) {
-                client.setReceiveBufferSize(16 * 1024);
-                client.connect(proxy.address(), 5_000);
-                client.setSoTimeout(10_000);
-                client.getOutputStream().write(("GET http://big.test:" + port + "/ HTTP/1.1\r\nHost: big.test:" + port
-                        + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            try (ProxyFixture proxy = proxyTo(port); Socket client = get(proxy, port, 16 * 1024)) {
                 closed.get(30, TimeUnit.SECONDS);   // the client has read nothing yet: the proxy holds the rest
                 InputStream in = client.getInputStream();
                 StringBuilder head = new StringBuilder();
@@ -85,6 +69,24 @@ class BackPressureTest {
             }
         }
         assertThat(LeakCheck.collect()).as("Netty buffer leaks").isEmpty();
+    }
+
+    /** A proxy that allows big.test, resolved to the loopback upstream on {@code port}. */
+    private static ProxyFixture proxyTo(int port) throws Exception {
+        String rules = "  - name: big\n    hosts: [big.test]\n    ports: [" + port + "]\n";
+        return ProxyFixture.start(ProxyFixture.policy(null, "127.0.0.1/32:" + port, "", rules),
+                new MapResolver().map("big.test", "127.0.0.1"), ProxyFixture.tempDir());
+    }
+
+    /** A client with a small receive buffer that has sent one GET for big.test through {@code proxy}. */
+    private static Socket get(ProxyFixture proxy, int port, int receiveBuffer) throws Exception {
+        Socket client = new Socket();
+        client.setReceiveBufferSize(receiveBuffer);
+        client.connect(proxy.address(), 5_000);
+        client.setSoTimeout(10_000);
+        client.getOutputStream().write(("GET http://big.test:" + port + "/ HTTP/1.1\r\nHost: big.test:" + port
+                + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        return client;
     }
 
     /** Answers one request with a {@code size}-byte, connection-close response in one go, then closes. */

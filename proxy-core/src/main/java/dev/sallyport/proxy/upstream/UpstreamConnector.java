@@ -84,8 +84,8 @@ public final class UpstreamConnector {
         UpstreamPool.Idle parked;
         while ((parked = pool.poll(key)) != null) {
             IpAddress address = parked.address();
-            if (context.engine().onDial(dest.host(), dest.port(), address).permitsTraffic()
-                    && !context.isSelf(address.toInetAddress(), dest.port())) {
+            // the proxy's own listeners do not change, and dial() refused them: only the policy can have moved
+            if (context.engine().onDial(dest.host(), dest.port(), address).permitsTraffic()) {
                 return promise.trySuccess(new UpstreamLease(parked.channel(), address, dest, true));
             }
             parked.channel().close();
