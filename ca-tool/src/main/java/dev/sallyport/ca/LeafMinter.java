@@ -64,6 +64,20 @@ public final class LeafMinter implements AutoCloseable {
      */
     public LeafMinter(CertificateAuthority ca, Executor executor, InstantSource clock, MintListener listener,
                       int maxCached, Duration validity) {
+        this(ca, newLeafKeys(), executor, clock, listener, maxCached, validity);
+    }
+
+    /**
+     * A minter whose leaves carry {@code leafKeys} (made by {@link #newLeafKeys()}, which a start-up can run
+     * beside other work), with {@link #DEFAULT_MAX_CACHED} entries and {@link #DEFAULT_VALIDITY}.
+     */
+    public LeafMinter(CertificateAuthority ca, KeyPair leafKeys, Executor executor, InstantSource clock,
+                      MintListener listener) {
+        this(ca, leafKeys, executor, clock, listener, DEFAULT_MAX_CACHED, DEFAULT_VALIDITY);
+    }
+
+    private LeafMinter(CertificateAuthority ca, KeyPair leafKeys, Executor executor, InstantSource clock,
+                       MintListener listener, int maxCached, Duration validity) {
         this.ca = Objects.requireNonNull(ca, "ca");
         this.executor = Objects.requireNonNull(executor, "executor");
         this.clock = Objects.requireNonNull(clock, "clock");
@@ -75,7 +89,6 @@ public final class LeafMinter implements AutoCloseable {
             throw new IllegalArgumentException("validity: " + validity + " (expected: between 2 minutes and 397 days)");
         }
         this.validity = validity;
-        KeyPair leafKeys = Certificates.generate(KeyType.EC_P256);
         this.leafKey = leafKeys.getPrivate();
         this.signer = new LeafSigner(ca.certificate(), ca.privateKey(), leafKeys.getPublic());
         Instant origin = clock.instant();
@@ -85,6 +98,11 @@ public final class LeafMinter implements AutoCloseable {
                 .expireAfterWrite(validity.dividedBy(2))
                 .ticker(ticker)
                 .buildAsync();
+    }
+
+    /** A fresh EC P-256 key pair for the leaves of one minter (kept apart from the CA key). */
+    public static KeyPair newLeafKeys() {
+        return Certificates.generate(KeyType.EC_P256);
     }
 
     /**

@@ -1,7 +1,9 @@
 package dev.sallyport.cli;
 
-import dev.sallyport.proxy.Prewarm;
+import dev.sallyport.proxy.HeadStart;
 import java.io.PrintWriter;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
 
 import picocli.CommandLine;
 
@@ -12,20 +14,46 @@ public final class Main {
 
     public static void main(String[] args) {
         if (args.length > 0 && (args[0].equals("proxy") || args[0].equals("run"))) {
-            Prewarm.start();   // BoringSSL, trust store and EC code warm up while the arguments are parsed
+            // what a proxy start needs begins while the arguments are parsed (picocli takes a few tenths of a second)
+            if (args[0].equals("proxy")) {
+                HeadStart.beginProxy(configNamedIn(args));
+            } else {
+                HeadStart.begin();
+            }
         }
         int code = run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args);
         System.exit(code);
     }
 
+    /**
+     * The policy file of {@code proxy --config FILE} (or {@code --config=FILE}), found ahead of the parse; null
+     * when the arguments name none (the built-in policy). Only a guess for the head start: picocli's parse is
+     * what counts.
+     */
+    static Path configNamedIn(String... args) {
+        try {
+            for (int i = 1; i < args.length; i++) {
+                if (args[i].equals("--config") && i + 1 < args.length) {
+                    return Path.of(args[i + 1]);
+                }
+                if (args[i].startsWith("--config=")) {
+                    return Path.of(args[i].substring("--config=".length()));
+                }
+            }
+        } catch (InvalidPathException e) {
+            // the parse reports it
+        }
+        return null;
+    }
+
     /** Runs one command line with the given writers; returns the exit code (0 ok, 1 runtime failure, 2 usage). */
     public static int run(PrintWriter out, PrintWriter err, String... args) {
-        CommandLine cli = commandLine(out, err);
+        CommandLine cli = commandLine(out, err, args);
         return cli.execute(args);
     }
 
-    static CommandLine commandLine(PrintWriter out, PrintWriter err) {
-        CommandLine cli = new CommandLine(new SallyportCommand());
+    static CommandLine commandLine(PrintWriter out, PrintWriter err, String... args) {
+        CommandLine cli = SallyportCommand.tree(args);
         cli.setOut(out);
         cli.setErr(err);
         cli.setExecutionExceptionHandler(new FailureHandler());

@@ -19,6 +19,7 @@ import dev.sallyport.proxy.inject.SecretStore;
 import dev.sallyport.proxy.inject.SecretsHolder;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.metrics.ProxyMetrics;
+import dev.sallyport.proxy.mitm.ServerContexts;
 import dev.sallyport.proxy.reload.PolicyHolder;
 import dev.sallyport.proxy.internal.Transports;
 import dev.sallyport.proxy.upstream.UpstreamConnector;
@@ -32,9 +33,9 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.security.KeyPair;
 import java.time.Duration;
 import java.time.InstantSource;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -54,11 +55,7 @@ public final class SallyportProxy implements AutoCloseable {
     private static final Logger LOGGER = LoggerFactory.getLogger(SallyportProxy.class);
 
     static {
-        // Netty's allocator emits JDK Flight Recorder events when JFR is present; loading JFR for them costs about
-        // 0.3 s of start-up, for events few will record. -Dio.netty.jfr.enabled=true brings them back.
-        if (System.getProperty("io.netty.jfr.enabled") == null) {
-            System.setProperty("io.netty.jfr.enabled", "false");
-        }
+        HeadStart.quietNettyJfr();
     }
 
     private final ProxyContext context;
@@ -105,12 +102,15 @@ public final class SallyportProxy implements AutoCloseable {
     public static SallyportProxy start(ProxyOptions options) throws Exception {
         Policy policy = options.policy();
         InstantSource clock = InstantSource.system();
-        // The slow, independent parts of start-up (mostly class loading and initialisation: the metrics
-        // registry, the CA with BouncyCastle, BoringSSL with the upstream trust) run side by side.
-        CompletableFuture<ProxyMetrics> metricsLater = background("metrics", ProxyMetrics::new);
-        CompletableFuture<CertificateAuthority> caLater = background("ca",
-                () -> options.ca() != null ? options.ca() : loadCa(policy.ca()));
-        CompletableFuture<SslContext> upstreamTlsLater = background("upstream-tls",
+        // The slow, independent parts of start-up (mostly class loading, initialisation and cold EC arithmetic)
+        // run side by side: the CA with BouncyCastle, BoringSSL with the upstream trust, and what the head start
+        // began before the command line was parsed (metrics, leaf keys, server TLS).
+        HeadStart head = HeadStart.take();
+        CompletableFuture<ProxyMetrics> metricsLater = head.metrics;
+        CompletableFuture<CertificateAuthority> caLater = options.ca() != null
+                ? CompletableFuture.completedFuture(options.ca())
+                : head.caFor(policy.ca(), () -> loadCa(policy.ca()));
+        CompletableFuture<SslContext> upstreamTlsLater = head.upstreamTlsFor(policy.upstream(),
                 () -> UpstreamTls.context(policy.upstream()));
         ProxyMetrics metrics = null;
         SecretStore store = null;
@@ -140,8 +140,8 @@ public final class SallyportProxy implements AutoCloseable {
                 holder.watchFileAndSighup();
                 warnIfAuditBesidePolicy(policy);
             }
-            return start(options, holder, secrets, audit, metrics, events, clock, await(caLater),
-                    await(upstreamTlsLater));
+            return start(options, holder, secrets, audit, metrics, events, clock, new Prepared(await(caLater),
+                    await(upstreamTlsLater), await(head.leafKeys), await(head.serverTls)));
         } catch (Exception | Error e) {
             holder.close();
             secrets.close();
@@ -151,6 +151,10 @@ public final class SallyportProxy implements AutoCloseable {
             throw e;
         }
     }
+
+    /** What the background tasks of a start made: the CA, the upstream TLS context, the leaf keys, the server TLS. */
+    private record Prepared(CertificateAuthority ca, SslContext upstreamTls, KeyPair leafKeys,
+                            ServerContexts serverTls) {}
 
     /**
      * Waits for a background task to end, whatever its outcome: a failing start must not exit the JVM while
@@ -166,20 +170,7 @@ public final class SallyportProxy implements AutoCloseable {
         }
     }
 
-    /** Runs {@code task} on a new platform thread. */
-    private static <T> CompletableFuture<T> background(String name, Callable<T> task) {
-        CompletableFuture<T> result = new CompletableFuture<>();
-        Thread.ofPlatform().daemon().name("sallyport-start-" + name).start(() -> {
-            try {
-                result.complete(task.call());
-            } catch (Throwable t) {
-                result.completeExceptionally(t);
-            }
-        });
-        return result;
-    }
-
-    /** The value of a {@link #background} task, or the exception it threw, as thrown. */
+    /** The value of a background task, or the exception it threw, as thrown. */
     private static <T> T await(CompletableFuture<T> later) throws Exception {
         try {
             return later.get();
@@ -195,15 +186,16 @@ public final class SallyportProxy implements AutoCloseable {
     @SuppressWarnings("checkstyle:ParameterNumber")
     private static SallyportProxy start(ProxyOptions options, PolicyHolder holder, SecretsHolder secrets,
                                         AuditLog audit, ProxyMetrics metrics, ProxyEventListener events,
-                                        InstantSource clock, CertificateAuthority ca, SslContext upstreamTls)
+                                        InstantSource clock, Prepared prepared)
             throws Exception {
         Policy policy = holder.current().policy();
+        CertificateAuthority ca = prepared.ca();
         DefaultChannelGroup channels = new DefaultChannelGroup("sallyport-clients", GlobalEventExecutor.INSTANCE);
         ProxyContext context = new ProxyContext(holder::current, events, clock, audit::accepting, channels);
         context.secrets(secrets::current);
         ExecutorService mintExecutor = Executors.newFixedThreadPool(2, Thread.ofPlatform().daemon()
                 .name("sallyport-mint-", 0).factory());
-        LeafMinter minter = new LeafMinter(ca, mintExecutor, clock, new MintListener() {
+        LeafMinter minter = new LeafMinter(ca, prepared.leafKeys(), mintExecutor, clock, new MintListener() {
             @Override
             public void minted(String host, Duration took) {
                 context.emit(new ProxyEvent.CertMinted(clock.instant(), host, took));
@@ -216,7 +208,7 @@ public final class SallyportProxy implements AutoCloseable {
         });
         ExecutorService dnsExecutor = Executors.newVirtualThreadPerTaskExecutor();
         Resolver resolver = options.resolver() != null ? options.resolver() : Resolver.system(dnsExecutor);
-        UpstreamConnector connector = new UpstreamConnector(context, resolver, upstreamTls);
+        UpstreamConnector connector = new UpstreamConnector(context, resolver, prepared.upstreamTls());
         HostPort listen = options.listenOverride() != null ? options.listenOverride() : policy.proxy().listen();
         EventLoopGroup group = Transports.group(0);
         try {
@@ -226,7 +218,7 @@ public final class SallyportProxy implements AutoCloseable {
                     .option(ChannelOption.SO_BACKLOG, 1024)
                     .childOption(ChannelOption.AUTO_READ, false)
                     .childOption(ChannelOption.TCP_NODELAY, true)
-                    .childHandler(new FrontendInitializer(context, connector, minter))
+                    .childHandler(new FrontendInitializer(context, connector, minter, prepared.serverTls()))
                     .bind(listen.host(), listen.port()).sync().channel();
             LOGGER.info("proxy listening address={} transport={} tls={}", server.localAddress(),
                     Transports.nativeTransport() ? "epoll" : "nio", Transports.sslProvider());
@@ -261,11 +253,16 @@ public final class SallyportProxy implements AutoCloseable {
         }
     }
 
-    private static CertificateAuthority loadCa(CaSettings settings) throws CaException {
+    static CertificateAuthority loadCa(CaSettings settings) throws CaException {
         if (settings.cert() != null && settings.key() != null) {
             return CertificateAuthority.load(settings.cert(), settings.key());
         }
-        return CertificateAuthority.loadOrInit(StateDirectory.resolve().resolve("ca"));   // where `sallyport ca init` puts it
+        return CertificateAuthority.loadOrInit(stateCaFolder());
+    }
+
+    /** The CA folder used when the policy names no CA files: where {@code sallyport ca init} puts it. */
+    static Path stateCaFolder() {
+        return StateDirectory.resolve().resolve("ca");
     }
 
     public InetSocketAddress address() {

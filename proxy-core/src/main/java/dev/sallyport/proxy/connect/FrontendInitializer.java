@@ -28,12 +28,14 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
     private final ProxyContext context;
     private final UpstreamConnector connector;
     private final LeafMinter minter;
-    private final ServerContexts serverContexts = new ServerContexts();
+    private final ServerContexts serverContexts;
 
-    public FrontendInitializer(ProxyContext context, UpstreamConnector connector, LeafMinter minter) {
+    public FrontendInitializer(ProxyContext context, UpstreamConnector connector, LeafMinter minter,
+                               ServerContexts serverContexts) {
         this.context = context;
         this.connector = connector;
         this.minter = minter;
+        this.serverContexts = serverContexts;
     }
 
     @Override
