@@ -66,8 +66,12 @@ def main():
         known, new = rows.get(("handshake", target)), rows.get(("hosts", target))
         if target != "direct" and known and new and known.get("cpu_ms_per_req") and new.get("cpu_ms_per_req"):
             extra = new["cpu_ms_per_req"] - known["cpu_ms_per_req"]
+            jit = ""
+            if new.get("jit_ms_per_req"):
+                jit = (f"; of these, the JIT compiler's: {new['jit_ms_per_req']:.2f} vs "
+                       f"{known.get('jit_ms_per_req', 0):.2f} ms")
             print(f"{target}: a new host costs {extra:+.2f} ms of proxy CPU over a known one "
-                  f"({new['cpu_ms_per_req']:.2f} vs {known['cpu_ms_per_req']:.2f} ms per new connection)")
+                  f"({new['cpu_ms_per_req']:.2f} vs {known['cpu_ms_per_req']:.2f} ms per new connection{jit})")
 
 
 if __name__ == "__main__":

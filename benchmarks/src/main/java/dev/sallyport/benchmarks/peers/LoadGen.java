@@ -22,8 +22,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * HTTPS load generator: Netty on epoll with BoringSSL, HTTP/1.1, directly or through an HTTP proxy's CONNECT.
  * Prints one line: {@code result rps=.. mibps=.. p50_ms=.. p99_ms=.. requests=.. errors=.. seconds=..
- * cpu_ms_per_req=.. hwm_mib=.. client_cpu_us_per_req=..} (CPU and peak RSS of the process tree of
- * {@code --watch-pid}, and the generator's own CPU time per request).
+ * cpu_ms_per_req=.. hwm_mib=.. client_cpu_us_per_req=.. jit_ms_per_req=..} (CPU and peak RSS of the process
+ * tree of {@code --watch-pid}, the generator's own CPU time per request, and the part of the watched CPU time
+ * that a JVM's JIT compiler threads spent).
  *
  * <pre>java -cp benchmarks.jar dev.sallyport.benchmarks.peers.LoadGen --url https://www.bench.test:8443/small
  *     [--proxy 127.0.0.1:3128] [--connect-to 127.0.0.1:8443] [--connections 32] [--new-connection]
@@ -70,7 +71,7 @@ public final class LoadGen {
     }
 
     /** The measured window: its length and the watched tree's CPU time spent in it. */
-    private record Window(double seconds, double cpuSeconds, double ownCpuSeconds) {}
+    private record Window(double seconds, double cpuSeconds, double jitSeconds, double ownCpuSeconds) {}
 
     private static Window load(Run run, ProcessTree watched) throws InterruptedException {
         LoadOptions o = run.options();
@@ -81,13 +82,15 @@ public final class LoadGen {
         }
         ProcessTree self = new ProcessTree(ProcessHandle.current().pid());
         double cpu0 = watched == null ? 0 : watched.cpuSeconds();
+        double jit0 = watched == null ? 0 : watched.jitSeconds();
         double own0 = self.cpuSeconds();
         long t0 = System.nanoTime();
         run.measuring(true);
         run.finished().await(o.duration().toMillis(), TimeUnit.MILLISECONDS);
         run.measuring(false);
         Window window = new Window((System.nanoTime() - t0) / 1e9,
-                watched == null ? 0 : watched.cpuSeconds() - cpu0, self.cpuSeconds() - own0);
+                watched == null ? 0 : watched.cpuSeconds() - cpu0,
+                watched == null ? 0 : watched.jitSeconds() - jit0, self.cpuSeconds() - own0);
         run.stop();
         for (Slot slot : run.slots()) {
             slot.loop().execute(() -> {
@@ -125,10 +128,12 @@ public final class LoadGen {
         Arrays.sort(all);
         double hwm = watched == null ? 0 : watched.peakRssMiB();
         return String.format(Locale.ROOT, "result rps=%.1f mibps=%.2f p50_ms=%.3f p99_ms=%.3f requests=%d errors=%d"
-                        + " seconds=%.2f cpu_ms_per_req=%.4f hwm_mib=%.1f client_cpu_us_per_req=%.1f",
+                        + " seconds=%.2f cpu_ms_per_req=%.4f hwm_mib=%.1f client_cpu_us_per_req=%.1f"
+                        + " jit_ms_per_req=%.4f",
                 requests / seconds, bytes / seconds / (1 << 20), percentile(all, 0.50), percentile(all, 0.99),
                 requests, errors, seconds, requests == 0 ? 0 : cpuSeconds * 1000 / requests, hwm,
-                requests == 0 ? 0 : window.ownCpuSeconds() * 1e6 / requests);
+                requests == 0 ? 0 : window.ownCpuSeconds() * 1e6 / requests,
+                requests == 0 ? 0 : window.jitSeconds() * 1000 / requests);
     }
 
     private static double percentile(long[] sorted, double q) {

@@ -33,6 +33,29 @@ final class ProcessTree {
         return ticks / TICKS_PER_SECOND;
     }
 
+    /**
+     * CPU time of the JVM's JIT compiler threads ({@code C1 CompilerThread*}, {@code C2 CompilerThread*}) in the
+     * tree, in seconds: part of {@link #cpuSeconds()}, reported beside it because compiling is a one-time cost of
+     * a JVM's first minutes, not a per-request one. Zero for a process without such threads.
+     */
+    double jitSeconds() {
+        long ticks = 0;
+        for (long[] stat : tree()) {
+            try (Stream<Path> tasks = Files.list(Path.of("/proc", Long.toString(stat[0]), "task"))) {
+                for (Path task : (Iterable<Path>) tasks::iterator) {
+                    String name = Files.readString(task.resolve("comm")).strip();
+                    if (name.startsWith("C1 CompilerThre") || name.startsWith("C2 CompilerThre")) {
+                        long[] t = stat(task);
+                        ticks += t == null ? 0 : t[2] + t[3];
+                    }
+                }
+            } catch (IOException | RuntimeException gone) {
+                // the process or thread ended between listing and reading
+            }
+        }
+        return ticks / TICKS_PER_SECOND;
+    }
+
     /** Sum of VmHWM (peak resident set) over the tree, in MiB. */
     double peakRssMiB() {
         return sumStatus("VmHWM:");

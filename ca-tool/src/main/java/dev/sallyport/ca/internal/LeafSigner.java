@@ -5,8 +5,15 @@ import java.security.PrivateKey;
 import java.security.PublicKey;
 import java.security.cert.CertificateEncodingException;
 import java.security.cert.X509Certificate;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
-import java.util.Date;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
+import java.util.Locale;
+import org.bouncycastle.asn1.ASN1Primitive;
+import org.bouncycastle.asn1.BERTags;
 import org.bouncycastle.asn1.DEROctetString;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x509.AuthorityKeyIdentifier;
@@ -18,6 +25,7 @@ import org.bouncycastle.asn1.x509.GeneralNames;
 import org.bouncycastle.asn1.x509.KeyPurposeId;
 import org.bouncycastle.asn1.x509.KeyUsage;
 import org.bouncycastle.asn1.x509.SubjectKeyIdentifier;
+import org.bouncycastle.asn1.x509.Time;
 import org.bouncycastle.cert.CertIOException;
 import org.bouncycastle.cert.X509v3CertificateBuilder;
 import org.bouncycastle.cert.jcajce.JcaX509CertificateHolder;
@@ -39,6 +47,11 @@ public final class LeafSigner {
     private final AuthorityKeyIdentifier authorityKeyId;
     private final boolean rsaLeaf;
 
+    private static final DateTimeFormatter UTC_TIME =
+            DateTimeFormatter.ofPattern("yyMMddHHmmss'Z'", Locale.ROOT).withZone(ZoneOffset.UTC);
+    private static final DateTimeFormatter GENERALIZED_TIME =
+            DateTimeFormatter.ofPattern("yyyyMMddHHmmss'Z'", Locale.ROOT).withZone(ZoneOffset.UTC);
+
     public LeafSigner(X509Certificate caCert, PrivateKey caKey, PublicKey leafKey) {
         try {
             this.issuer = new JcaX509CertificateHolder(caCert).getSubject();
@@ -58,6 +71,27 @@ public final class LeafSigner {
     }
 
     /**
+     * RFC 5280's encoding of a validity time, whole seconds in UTC: UTCTime through 2049, GeneralizedTime from 2050.
+     * Encoded here rather than by BouncyCastle's {@code Time(Date)}, which builds and runs several
+     * {@code SimpleDateFormat}s for each time: a noticeable share of a mint.
+     */
+    static Time time(Instant at) throws CertIOException {
+        Instant whole = at.truncatedTo(ChronoUnit.SECONDS);
+        int year = whole.atZone(ZoneOffset.UTC).getYear();
+        boolean utcTime = year >= 1950 && year < 2050;
+        byte[] text = (utcTime ? UTC_TIME : GENERALIZED_TIME).format(whole).getBytes(StandardCharsets.US_ASCII);
+        byte[] der = new byte[text.length + 2];
+        der[0] = (byte) (utcTime ? BERTags.UTC_TIME : BERTags.GENERALIZED_TIME);
+        der[1] = (byte) text.length;
+        System.arraycopy(text, 0, der, 2, text.length);
+        try {
+            return new Time(ASN1Primitive.fromByteArray(der));
+        } catch (IOException | IllegalArgumentException e) {
+            throw new CertIOException("cannot encode the time " + at, e);
+        }
+    }
+
+    /**
      * A server certificate for {@code name}: SAN dNSName or iPAddress, CN = name when it fits in 64 characters
      * (otherwise no subject and a critical SAN), keyUsage digitalSignature (plus keyEncipherment for an RSA leaf),
      * extendedKeyUsage serverAuth, basicConstraints CA:false, key identifiers, a random 128-bit serial.
@@ -72,7 +106,7 @@ public final class LeafSigner {
         int usage = rsaLeaf ? KeyUsage.digitalSignature | KeyUsage.keyEncipherment : KeyUsage.digitalSignature;
         try {
             X509v3CertificateBuilder builder = new JcaX509v3CertificateBuilder(issuer, Certificates.serial(),
-                    Date.from(notBefore), Date.from(notAfter), subject, leafKey)
+                    time(notBefore), time(notAfter), subject, leafKey)
                     .addExtension(Extension.basicConstraints, true, new BasicConstraints(false))
                     .addExtension(Extension.keyUsage, true, new KeyUsage(usage))
                     .addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(KeyPurposeId.id_kp_serverAuth))

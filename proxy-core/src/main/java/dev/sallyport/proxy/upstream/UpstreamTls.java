@@ -12,14 +12,17 @@ import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import javax.net.ssl.TrustManagerFactory;
+import javax.net.ssl.X509ExtendedTrustManager;
 import javax.net.ssl.X509TrustManager;
 
 /**
  * The client TLS context for upstream connections: the roots from {@code upstream.trust} (system roots and PEM
- * files) and hostname verification (HTTPS endpoint identification). There is no switch that turns it off.
+ * files) and hostname verification (HTTPS endpoint identification), by the JDK's PKIX trust manager with
+ * accepted chains remembered for a while ({@link RememberingTrustManager}). There is no switch that turns it off.
  */
 public final class UpstreamTls {
 
@@ -50,9 +53,25 @@ public final class UpstreamTls {
         if (roots.isEmpty()) {
             throw new IOException("upstream.trust: no trusted roots (expected: system or PEM files)");
         }
+        KeyStore anchors = KeyStore.getInstance(KeyStore.getDefaultType());
+        anchors.load(null, null);
+        for (int i = 0; i < roots.size(); i++) {
+            anchors.setCertificateEntry("root-" + i, roots.get(i));
+        }
+        TrustManagerFactory pkix = TrustManagerFactory.getInstance("PKIX");
+        pkix.init(anchors);
+        X509ExtendedTrustManager jdk = null;
+        for (var tm : pkix.getTrustManagers()) {
+            if (tm instanceof X509ExtendedTrustManager extended) {
+                jdk = extended;
+            }
+        }
+        if (jdk == null) {
+            throw new GeneralSecurityException("the JDK's PKIX trust manager is missing");
+        }
         return SslContextBuilder.forClient()
                 .sslProvider(Transports.sslProvider())
-                .trustManager(roots)
+                .trustManager(new RememberingTrustManager(jdk, InstantSource.system()))
                 .endpointIdentificationAlgorithm("HTTPS")
                 .protocols("TLSv1.3", "TLSv1.2")
                 .build();
