@@ -27,10 +27,11 @@ import javax.net.ssl.TrustManagerFactory;
  * The slow, cold parts of a proxy start (class initialisation, native libraries, EC arithmetic in the
  * interpreter), begun on background threads by {@code cli.Main} before the command line is even parsed, so
  * that they overlap the parse instead of following it: the metrics registry, the leaf key pair, the server TLS
- * context with BoringSSL and the epoll library, the JDK's default trust store, and, when the command line names
- * a policy file, that file read ahead with the CA and upstream TLS context it names. Reading ahead has no side
- * effects (a CA is only ever loaded here, never created), and what was read ahead is used only where the start's
- * own policy has the same settings.
+ * context with BoringSSL and the epoll library, and, for {@code sallyport proxy}, the policy it will load read
+ * ahead with the CA and upstream TLS context that policy names ({@code sallyport run}, whose policy is assembled
+ * later, gets the JDK's default trust store warmed instead). Reading ahead has no side effects (a CA is only
+ * ever loaded here, never created), and what was read ahead is used only where the start's own policy has the
+ * same settings.
  *
  * <p>The next {@link SallyportProxy#start} takes what was begun (once); a start without a head start does the
  * same work itself, and a head start no start takes leaves a few idle objects.
@@ -71,7 +72,7 @@ public final class HeadStart {
 
     /** Begins the work of the next proxy start, whatever its policy. */
     public static void begin() {
-        begin(null);
+        begin(true, null);
     }
 
     /**
@@ -81,12 +82,13 @@ public final class HeadStart {
      * @param config the file named by {@code --config} (a guess ahead of the parse), or null for the built-in policy
      */
     public static void beginProxy(Path config) {
-        begin(config == null ? Policy::defaults : () -> PolicyLoader.load(config));
+        // the policy read ahead brings the system roots in with its upstream TLS context when it uses them
+        begin(false, config == null ? Policy::defaults : () -> PolicyLoader.load(config));
     }
 
-    private static void begin(Callable<Policy> readPolicy) {
+    private static void begin(boolean warmSystemTrust, Callable<Policy> readPolicy) {
         quietNettyJfr();
-        HeadStart old = PENDING.getAndSet(new HeadStart(true, readPolicy));
+        HeadStart old = PENDING.getAndSet(new HeadStart(warmSystemTrust, readPolicy));
         if (old != null) {
             old.metrics.thenAccept(ProxyMetrics::close);
         }
