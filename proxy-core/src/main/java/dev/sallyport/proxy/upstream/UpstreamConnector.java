@@ -50,10 +50,10 @@ public final class UpstreamConnector {
     /** Completes on {@code loop}; fails with {@link UpstreamFailure}. {@code client} names the hop in errors. */
     public Future<UpstreamLease> acquire(Destination dest, EventLoop loop, String client) {
         Promise<UpstreamLease> promise = loop.newPromise();
-        String hop = "client " + client + " => " + dest.text() + ": ";
         if (dest.http() && reuse(dest, loop, promise)) {
             return promise;
         }
+        String hop = "client " + client + " => " + dest.text() + ": ";
         Timeouts timeouts = context.policy().proxy().timeouts();
         Optional<IpAddress> literal = IpAddress.parseStrict(dest.host());
         if (literal.isPresent()) {
