@@ -34,6 +34,10 @@ public final class ProxyCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (config != null && java.nio.file.Files.exists(config) && !java.nio.file.Files.isRegularFile(config)) {
+            throw new UsageException("--config: " + config + " is not a regular file (expected: a policy file; the "
+                    + "proxy reads it again to follow changes, which a pipe or device cannot give)");
+        }
         Policy policy = config == null ? Policy.defaults() : PolicyLoader.load(config);
         SallyportProxy proxy;
         try {

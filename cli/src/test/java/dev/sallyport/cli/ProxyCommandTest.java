@@ -96,4 +96,12 @@ class ProxyCommandTest {
         assertThat(run.exit()).isEqualTo(2);
         assertThat(run.err()).contains(policy + ":3:");
     }
+
+    @Test
+    void aPolicyThatIsNotARegularFileIsRefusedInOneLine() {
+        // a pipe (--config <(...)) or a device can be read once; the proxy reads its policy again to follow edits
+        CliRun run = CliRun.of("proxy", "--config", "/dev/null");
+        assertThat(run.exit()).isEqualTo(2);
+        assertThat(run.err()).contains("--config: /dev/null is not a regular file").hasLineCount(1);
+    }
 }

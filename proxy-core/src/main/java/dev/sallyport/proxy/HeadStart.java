@@ -82,7 +82,13 @@ public final class HeadStart {
      * @param config the file named by {@code --config} (a guess ahead of the parse), or null for the built-in policy
      */
     public static void beginProxy(Path config) {
-        // the policy read ahead brings the system roots in with its upstream TLS context when it uses them
+        // The policy read ahead brings the system roots in with its upstream TLS context when it uses them. Only a
+        // regular file is read ahead: a pipe or a device (--config <(...), /dev/stdin) can be read only once, and
+        // that read is the start's.
+        if (config != null && !Files.isRegularFile(config)) {
+            begin(true, null);
+            return;
+        }
         begin(false, config == null ? Policy::defaults : () -> PolicyLoader.load(config));
     }
 
@@ -124,11 +130,13 @@ public final class HeadStart {
 
     /** The CA of {@code settings}, loaded, never created: empty when it is the state folder's and not there yet. */
     private static Optional<CertificateAuthority> existingCa(CaSettings settings) throws CaException {
-        Path dir = SallyportProxy.stateCaFolder();
-        boolean named = settings.cert() != null && settings.key() != null;
-        if (named || Files.isRegularFile(dir.resolve(CertificateAuthority.CERT_FILE))
-                && Files.isRegularFile(dir.resolve(CertificateAuthority.KEY_FILE))) {
-            return Optional.of(SallyportProxy.loadCa(settings));
+        if (settings.cert() != null && settings.key() != null) {
+            return Optional.of(CertificateAuthority.load(settings.cert(), settings.key()));
+        }
+        Path cert = SallyportProxy.stateCaFolder().resolve(CertificateAuthority.CERT_FILE);
+        Path key = SallyportProxy.stateCaFolder().resolve(CertificateAuthority.KEY_FILE);
+        if (Files.isRegularFile(cert) && Files.isRegularFile(key)) {
+            return Optional.of(CertificateAuthority.load(cert, key));   // never loadOrInit: nothing is created here
         }
         return Optional.empty();
     }

@@ -27,7 +27,8 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * The audit log: one JSON line per decision, exchange, tunnel and reload (CONTRACT.md), written off the
  * event loop. {@link #on} only enqueues (never blocks); one writer thread batches lines and flushes when the
- * queue drains, then lets records gather for 2 ms before it takes the next batch.
+ * queue drains, then lets records gather for 2 ms before it takes the next batch (so a record reaches the file
+ * at most about 2 ms after its event, and a crash of the whole process loses at most that much more).
  *
  * <p>Nothing is lost silently. When the queue is full, nearly full (the last 1/16 is kept for exchanges
  * already in flight) or a write fails, the log enters a failure episode: one line on stderr, the

@@ -19,7 +19,10 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.function.LongSupplier;
+import java.util.regex.Pattern;
 import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLSession;
 import javax.net.ssl.X509ExtendedTrustManager;
 
 /**
@@ -28,67 +31,78 @@ import javax.net.ssl.X509ExtendedTrustManager;
  * same wildcard or multi-name certificate, or the same host once its pooled connection has gone) then skips the
  * path building and signature checks, about a millisecond of CPU in Java per new upstream connection.
  *
- * <p>The host is still checked on every connection: a remembered chain is accepted only for a host that one of
- * its leaf's DNS names equals or matches by a leftmost wildcard of one label ({@code *.example.com} names
- * {@code a.example.com}, not {@code a.b.example.com} or {@code example.com}), and a wildcard only once the full
- * check has accepted it for some host. Anything else (an IP address, a leaf without DNS names, a name that does
- * not match) goes through the JDK's full check, which decides. Chains
- * are told apart by the SHA-256 of every certificate's encoding and the key exchange type; one is remembered for
- * at most {@link #REMEMBER}, never past the earliest end of validity in it, and only after the full check
- * accepted it. Revocation is not checked, with or without this.
+ * <p>The host is still checked on every connection: a remembered chain is accepted only for a plain lower-case
+ * host name that one of its leaf's DNS names equals or matches by a leftmost wildcard of one label
+ * ({@code *.example.com} names {@code a.example.com}, not {@code a.b.example.com} or {@code example.com}), and
+ * only a name the full check has already accepted for some host. Anything else (an IP address, another spelling,
+ * a leaf without DNS names, a name not yet checked) goes through the JDK's full check, which decides. Chains are
+ * told apart by the SHA-256 of every certificate's encoding, the key exchange type and the TLS version; one is
+ * remembered for at most {@link #REMEMBER} (a monotonic clock), never past the earliest end of validity in it,
+ * and only after the full check accepted it. Revocation is not checked, with or without this.
  */
 final class RememberingTrustManager extends X509ExtendedTrustManager {
 
     /** How long an accepted chain is remembered at most. */
     static final Duration REMEMBER = Duration.ofMinutes(10);
     private static final int MAX_CHAINS = 4_096;
+    private static final Pattern HOST = Pattern.compile("[a-z0-9-]+(\\.[a-z0-9-]+)+");
 
     private final X509ExtendedTrustManager pkix;
     private final InstantSource clock;
+    private final LongSupplier nanoTime;
     private final Cache<String, Accepted> accepted = Caffeine.newBuilder().maximumSize(MAX_CHAINS).build();
 
     /**
-     * An accepted chain: until when it may be taken again, its leaf's DNS names (lower case), and the wildcard
-     * names among them that the full check has accepted for some host (so a wildcard the JDK refuses, one for a
-     * public suffix for instance, is never taken here).
+     * An accepted chain: until when it may be taken again (a monotonic deadline for {@link #REMEMBER} and the
+     * earliest end of validity in it), its leaf's DNS names (lower case), and those of them the full check has
+     * accepted for a host: only these are taken here, so a name the JDK would refuse (a wildcard for a public
+     * suffix, for instance) is never accepted without it.
      */
-    private record Accepted(Instant until, List<String> dnsNames, Set<String> checkedWildcards) {
+    private record Accepted(long deadlineNanos, Instant notAfter, List<String> dnsNames, Set<String> checked) {
 
         boolean names(String host) {
             String matched = match(host, dnsNames);
-            return matched != null && (!matched.startsWith("*") || checkedWildcards.contains(matched));
+            return matched != null && checked.contains(matched);
         }
 
         Accepted checkedFor(String host) {
             String matched = host == null ? null : match(host, dnsNames);
-            if (matched == null || !matched.startsWith("*") || checkedWildcards.contains(matched)) {
+            if (matched == null || checked.contains(matched)) {
                 return this;
             }
-            Set<String> wildcards = new HashSet<>(checkedWildcards);
-            wildcards.add(matched);
-            return new Accepted(until, dnsNames, Set.copyOf(wildcards));
+            Set<String> names = new HashSet<>(checked);
+            names.add(matched);
+            return new Accepted(deadlineNanos, notAfter, dnsNames, Set.copyOf(names));
         }
     }
 
-    RememberingTrustManager(X509ExtendedTrustManager pkix, InstantSource clock) {
+    RememberingTrustManager(X509ExtendedTrustManager pkix, InstantSource clock, LongSupplier nanoTime) {
         this.pkix = pkix;
         this.clock = clock;
+        this.nanoTime = nanoTime;
     }
 
     @Override
     public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
             throws CertificateException {
         String host = engine == null ? null : engine.getPeerHost();
-        String key = key(chain, authType);
+        SSLSession session = engine == null ? null : engine.getHandshakeSession();
+        String key = key(chain, authType + "/" + (session == null ? "" : session.getProtocol()));
         Accepted known = accepted.getIfPresent(key);
-        Instant now = clock.instant();
-        if (known != null && host != null && now.isBefore(known.until()) && known.names(host)) {
+        if (known != null && !fresh(known)) {
+            known = null;
+        }
+        if (known != null && host != null && known.names(host)) {
             return;
         }
         pkix.checkServerTrusted(chain, authType, engine);   // throws when it does not accept the chain
-        Accepted fresh = known != null && now.isBefore(known.until()) ? known
-                : new Accepted(until(chain, now), dnsNames(chain[0]), Set.of());
-        accepted.put(key, fresh.checkedFor(host));
+        Accepted base = known != null ? known : new Accepted(nanoTime.getAsLong() + REMEMBER.toNanos(),
+                notAfter(chain), dnsNames(chain[0]), Set.of());
+        accepted.put(key, base.checkedFor(host));
+    }
+
+    private boolean fresh(Accepted known) {
+        return nanoTime.getAsLong() - known.deadlineNanos() < 0 && clock.instant().isBefore(known.notAfter());
     }
 
     @Override
@@ -126,17 +140,13 @@ final class RememberingTrustManager extends X509ExtendedTrustManager {
 
     /**
      * The one of {@code dnsNames} that names {@code host}: equal to it, or of the form {@code *.rest} where
-     * {@code rest} has at least two labels and {@code host} is one label more; null when none does.
-     * Case-insensitive ASCII names; an IP address is never named here.
+     * {@code rest} has at least two labels and {@code host} is one label more; null when none does, and for
+     * anything but a plain lower-case host name (letters, digits, hyphens; no trailing dot; not an address).
      */
     static String match(String host, List<String> dnsNames) {
-        String name = host.toLowerCase(Locale.ROOT);
-        if (name.endsWith(".")) {
-            name = name.substring(0, name.length() - 1);
-        }
-        if (name.isEmpty() || name.indexOf(':') >= 0
-                || name.chars().allMatch(c -> c == '.' || c >= '0' && c <= '9')) {
-            return null;
+        String name = host;
+        if (!HOST.matcher(name).matches() || name.chars().allMatch(c -> c == '.' || c >= '0' && c <= '9')) {
+            return null;   // not a plain lower-case host name: the full check decides
         }
         for (String dns : dnsNames) {
             if (dns.equals(name)) {
@@ -173,15 +183,15 @@ final class RememberingTrustManager extends X509ExtendedTrustManager {
         }
     }
 
-    private static Instant until(X509Certificate[] chain, Instant now) {
-        Instant until = now.plus(REMEMBER);
+    private static Instant notAfter(X509Certificate[] chain) {
+        Instant end = Instant.MAX;
         for (X509Certificate cert : chain) {
-            Instant end = cert.getNotAfter().toInstant();
-            if (end.isBefore(until)) {
-                until = end;
+            Instant certEnd = cert.getNotAfter().toInstant();
+            if (certEnd.isBefore(end)) {
+                end = certEnd;
             }
         }
-        return until;
+        return end;
     }
 
     private static List<String> dnsNames(X509Certificate leaf) {

@@ -71,7 +71,7 @@ public final class UpstreamTls {
         }
         return SslContextBuilder.forClient()
                 .sslProvider(Transports.sslProvider())
-                .trustManager(new RememberingTrustManager(jdk, InstantSource.system()))
+                .trustManager(new RememberingTrustManager(jdk, InstantSource.system(), System::nanoTime))
                 .endpointIdentificationAlgorithm("HTTPS")
                 .protocols("TLSv1.3", "TLSv1.2")
                 .build();
