@@ -178,6 +178,7 @@ public final class AuditLog implements ProxyEventListener, AutoCloseable {
                     return;
                 }
             }
+            LockSupport.unpark(writer);   // a writer lingering after its last write takes the flush at once
             while (!done.await(100, TimeUnit.MILLISECONDS)) {
                 if (!writer.isAlive()) {
                     return;
@@ -202,6 +203,7 @@ public final class AuditLog implements ProxyEventListener, AutoCloseable {
                     break;
                 }
             }
+            LockSupport.unpark(writer);
             writer.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
