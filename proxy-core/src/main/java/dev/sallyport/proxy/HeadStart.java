@@ -22,6 +22,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 import javax.net.ssl.TrustManagerFactory;
+import org.slf4j.LoggerFactory;
 
 /**
  * The slow, cold parts of a proxy start (class initialisation, native libraries, EC arithmetic in the
@@ -94,6 +95,9 @@ public final class HeadStart {
 
     private static void begin(boolean warmSystemTrust, Callable<Policy> readPolicy) {
         quietNettyJfr();
+        // SLF4J initialises on first use; threads that log while another initialises it get their lines queued
+        // and replayed, with a three-line warning on stderr. So it initialises here, before the threads start.
+        LoggerFactory.getILoggerFactory();
         HeadStart old = PENDING.getAndSet(new HeadStart(warmSystemTrust, readPolicy));
         if (old != null) {
             old.metrics.thenAccept(ProxyMetrics::close);
