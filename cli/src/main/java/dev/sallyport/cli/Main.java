@@ -13,13 +13,12 @@ public final class Main {
     private Main() {}
 
     public static void main(String[] args) {
-        if (args.length > 0 && (args[0].equals("proxy") || args[0].equals("run"))) {
-            // what a proxy start needs begins while the arguments are parsed (picocli takes a few tenths of a second)
-            if (args[0].equals("proxy")) {
-                HeadStart.beginProxy(configNamedIn(args));
-            } else {
-                HeadStart.begin();
-            }
+        // what a proxy start needs begins while the arguments are parsed (picocli takes a few tenths of a second)
+        String command = args.length > 0 ? args[0] : "";
+        if (command.equals("proxy")) {
+            HeadStart.beginProxy(configNamedIn(args));
+        } else if (command.equals("run")) {
+            HeadStart.begin();
         }
         int code = run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args);
         System.exit(code);

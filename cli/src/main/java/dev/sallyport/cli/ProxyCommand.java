@@ -6,7 +6,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
 import dev.sallyport.policy.Policy;
-import dev.sallyport.policy.PolicyLoader;
 import dev.sallyport.proxy.ProxyOptions;
 import dev.sallyport.proxy.SallyportProxy;
 
@@ -34,11 +33,7 @@ public final class ProxyCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (config != null && java.nio.file.Files.exists(config) && !java.nio.file.Files.isRegularFile(config)) {
-            throw new UsageException("--config: " + config + " is not a regular file (expected: a policy file; the "
-                    + "proxy reads it again to follow changes, which a pipe or device cannot give)");
-        }
-        Policy policy = config == null ? Policy.defaults() : PolicyLoader.load(config);
+        Policy policy = FollowedPolicy.load("--config", config);
         SallyportProxy proxy;
         try {
             proxy = SallyportProxy.start(ProxyOptions.of(policy));

@@ -135,10 +135,11 @@ public final class HeadStart {
     /** The CA of {@code settings}, loaded, never created: empty when it is the state folder's and not there yet. */
     private static Optional<CertificateAuthority> existingCa(CaSettings settings) throws CaException {
         if (settings.cert() != null && settings.key() != null) {
-            return Optional.of(CertificateAuthority.load(settings.cert(), settings.key()));
+            return Optional.of(SallyportProxy.loadCa(settings));   // named files: only ever loaded
         }
-        Path cert = SallyportProxy.stateCaFolder().resolve(CertificateAuthority.CERT_FILE);
-        Path key = SallyportProxy.stateCaFolder().resolve(CertificateAuthority.KEY_FILE);
+        Path folder = SallyportProxy.stateCaFolder();
+        Path cert = folder.resolve(CertificateAuthority.CERT_FILE);
+        Path key = folder.resolve(CertificateAuthority.KEY_FILE);
         if (Files.isRegularFile(cert) && Files.isRegularFile(key)) {
             return Optional.of(CertificateAuthority.load(cert, key));   // never loadOrInit: nothing is created here
         }

@@ -82,15 +82,15 @@ final class UpstreamPool {
         ch.pipeline().addLast(GUARD, new IdleGuard(key, parked));
         queue.addLast(parked);
         ch.config().setAutoRead(true);
-        Idle evicted = null;
+        Idle oldest = null;
         synchronized (byAge) {
             byAge.add(parked);
             if (byAge.size() > maxIdle) {
-                evicted = byAge.removeFirst();
+                oldest = byAge.getFirst();
             }
         }
-        if (evicted != null && evicted.parked().compareAndSet(true, false)) {
-            evicted.channel().close();   // on its own loop; its guard takes it out of its queue
+        if (oldest != null && leave(oldest)) {
+            oldest.channel().close();   // on its own loop; its guard takes it out of its queue
         }
     }
 
