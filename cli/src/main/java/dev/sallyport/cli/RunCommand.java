@@ -19,7 +19,6 @@ import dev.sallyport.ca.CertificateAuthority;
 import dev.sallyport.policy.AuditSettings;
 import dev.sallyport.policy.HostPort;
 import dev.sallyport.policy.Policy;
-import dev.sallyport.policy.PolicyLoader;
 import dev.sallyport.policy.StateDirectory;
 import dev.sallyport.proxy.ProxyOptions;
 import dev.sallyport.proxy.SallyportProxy;
@@ -111,7 +110,7 @@ public final class RunCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         // The workload owns the terminal: the run's proxy only speaks up for warnings (the audit log has the rest).
         System.setProperty("org.slf4j.simpleLogger.log.dev.sallyport.proxy", "warn");
-        Policy policy = policyFile == null ? Policy.defaults() : PolicyLoader.load(policyFile);
+        Policy policy = FollowedPolicy.load("--policy", policyFile);
         Path workspace = (workdir == null ? Path.of("") : workdir).toAbsolutePath().normalize();
         if (!Files.isDirectory(workspace)) {
             throw new UsageException("--workdir: " + workspace + " is not a folder (expected: an existing folder)");

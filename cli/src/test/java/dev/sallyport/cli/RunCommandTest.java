@@ -63,6 +63,14 @@ class RunCommandTest {
     }
 
     @Test
+    void aPolicyThatIsNotARegularFileIsRefusedInOneLine() {
+        // the run's proxy reads its policy again to follow edits: a pipe or device would hang it at start
+        CliRun run = CliRun.of("run", "--policy", "/dev/null", "--workdir", dir.toString(), "--", "true");
+        assertThat(run.exit()).isEqualTo(2);
+        assertThat(run.err()).contains("--policy: /dev/null is not a regular file").hasLineCount(1);
+    }
+
+    @Test
     void nerdctlDryRunPrintsEveryHostCommandAndRunsNone() throws Exception {
         Path workspace = Files.createDirectories(dir.resolve("ws"));
         ExternalProcess.Result run = CliProcess.run(Map.of("SALLYPORT_HOME", dir.resolve("state").toString()),
