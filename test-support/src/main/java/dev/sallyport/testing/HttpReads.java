@@ -51,4 +51,50 @@ public final class HttpReads {
         }
         return new byte[0];
     }
+
+    /** Reads a chunked body (trailer fields read and dropped), up to {@link #MAX_BODY}. */
+    public static byte[] readChunked(InputStream in) throws IOException {
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        while (body.size() <= MAX_BODY) {
+            String line = readLine(in);
+            int semi = line.indexOf(';');
+            int size = Integer.parseInt((semi < 0 ? line : line.substring(0, semi)).trim(), 16);
+            if (size == 0) {
+                while (!readLine(in).isEmpty()) {
+                    // trailer fields
+                }
+                return body.toByteArray();
+            }
+            body.write(in.readNBytes(size));
+            readLine(in);
+        }
+        throw new IOException("chunked body over " + MAX_BODY + " bytes");
+    }
+
+    /** One line without its CRLF (or bare LF), at most 8 KiB; fails if the peer closes first. */
+    public static String readLine(InputStream in) throws IOException {
+        StringBuilder sb = new StringBuilder();
+        for (int b; (b = in.read()) >= 0; ) {
+            if (b == '\n') {
+                int len = sb.length();
+                return len > 0 && sb.charAt(len - 1) == '\r' ? sb.substring(0, len - 1) : sb.toString();
+            }
+            if (sb.length() > 8192) {
+                throw new IOException("line over 8192 bytes");
+            }
+            sb.append((char) b);
+        }
+        throw new IOException("connection closed in the middle of a line");
+    }
+
+    /** The first value of header {@code name} (case-insensitive) in a message head, or null. */
+    public static String header(String head, String name) {
+        for (String line : head.split("\r\n")) {
+            int colon = line.indexOf(':');
+            if (colon > 0 && line.substring(0, colon).trim().equalsIgnoreCase(name)) {
+                return line.substring(colon + 1).trim();
+            }
+        }
+        return null;
+    }
 }

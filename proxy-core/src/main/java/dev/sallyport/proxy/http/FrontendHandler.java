@@ -125,6 +125,7 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
         HttpRequest head = new DefaultHttpRequest(HttpVersion.HTTP_1_1, request.method(), f.originForm());
         head.headers().set(request.headers());
         HopHeaders.strip(head.headers(), f.websocket());
+        BodyFraming.copy(request, head.headers());
         SecretsStep secrets = SecretsStep.open(context.secrets(), f.target().host());
         InjectionResult.Refused refused = secrets == null ? null : secrets.inject(head, audit, context, ctx.alloc());
         if (refused != null) {

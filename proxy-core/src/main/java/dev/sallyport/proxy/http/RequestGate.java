@@ -17,6 +17,9 @@ import java.util.Locale;
  */
 final class RequestGate {
 
+    /** A request whose {@code Connection} header names Content-Length, Transfer-Encoding or Host. */
+    static final String CONNECTION_LISTS_PROTECTED = "connection_lists_protected_header";
+
     private RequestGate() {}
 
     static GateResult evaluate(HttpRequest request, TunnelTarget tunnel, String client, PolicyEngine engine) {
@@ -33,6 +36,9 @@ final class RequestGate {
         }
         if (request.protocolVersion() != HttpVersion.HTTP_1_1 && request.protocolVersion() != HttpVersion.HTTP_1_0) {
             return new GateResult.Refuse(505, "unsupported_http_version", null);
+        }
+        if (HopHeaders.protectedListed(request.headers()) != null) {
+            return new GateResult.Refuse(400, CONNECTION_LISTS_PROTECTED, null);
         }
         boolean websocket = false;
         List<String> upgrades = request.headers().getAll(HttpHeaderNames.UPGRADE);

@@ -49,8 +49,21 @@ final class ResponseRelay {
                 return;
             }
         }
+        String listed = HopHeaders.protectedListed(response.headers());
+        if (listed != null) {
+            ReferenceCountUtil.release(response);
+            frontend.upstreamFailed(exchange, 502, "upstream_bad_response", "upstream " + exchange.destination.text()
+                    + ": its Connection header lists " + listed + " (expected: only hop-by-hop headers)");
+            return;
+        }
         int code = response.status().code();
-        if (code == 101 && exchange.websocket) {
+        if (code == 101 && !exchange.websocket) {
+            ReferenceCountUtil.release(response);
+            frontend.upstreamFailed(exchange, 502, "upstream_bad_response", "upstream " + exchange.destination.text()
+                    + ": 101 Switching Protocols to a request that asked for no upgrade");
+            return;
+        }
+        if (code == 101) {
             upgrade(exchange, response);
             return;
         }
@@ -225,7 +238,7 @@ final class ResponseRelay {
             up2.addLast(exchange.secrets.upgradedFilter());
         }
         up2.addLast(new RelayHandler(client, down::addAndGet));
-        up2.remove(io.netty.handler.codec.http.HttpClientCodec.class);
+        up2.remove(UpstreamInitializer.CODEC);
         cp.addLast(new RelayHandler(upstream, up::addAndGet));
         cp.remove(HttpFramingGuard.class);
         cp.remove(HttpServerCodec.class);

@@ -93,10 +93,13 @@ public final class UpstreamConnector {
         return false;
     }
 
-    /** Returns a connection after a complete exchange; closes it unless {@code reusable}. */
+    /**
+     * Returns a connection after a complete exchange; closes it unless {@code reusable} and still in step (every
+     * request answered by exactly one response that ended at its framed length, nothing more received).
+     */
     public void release(UpstreamLease lease, boolean reusable) {
         Channel ch = lease.channel();
-        if (!reusable || !ch.isActive() || !lease.destination().http()) {
+        if (!reusable || !ch.isActive() || !lease.destination().http() || !UpstreamCodec.inStep(ch)) {
             ch.close();
             return;
         }

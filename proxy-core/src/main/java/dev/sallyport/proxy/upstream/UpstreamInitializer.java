@@ -5,7 +5,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslHandler;
@@ -14,10 +13,11 @@ import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.AttributeKey;
 import java.util.concurrent.TimeUnit;
 
-/** Builds an upstream pipeline: idle timeout, TLS (SNI and hostname verification for the name), HTTP codec. */
+/** Builds an upstream pipeline: idle timeout, TLS (SNI and hostname verification for the name), {@link UpstreamCodec}. */
 public final class UpstreamInitializer extends ChannelInitializer<Channel> {
 
-    static final String CODEC = "sallyport-upstream-codec";
+    /** The name of the {@link UpstreamCodec} in an HTTP lease's pipeline. */
+    public static final String CODEC = "sallyport-upstream-codec";
 
     /**
      * Set while a request waits for its response head: the response-headers timeout applies then, not the idle
@@ -51,7 +51,7 @@ public final class UpstreamInitializer extends ChannelInitializer<Channel> {
                     .setMaxChunkSize(64 * 1024)
                     .setAllowDuplicateContentLengths(false)
                     .setStrictLineParsing(true);
-            ch.pipeline().addLast(CODEC, new HttpClientCodec(config, false, false));
+            ch.pipeline().addLast(CODEC, new UpstreamCodec(config));
         }
         ch.pipeline().addLast(new ExceptionSink());
     }
