@@ -88,6 +88,15 @@ public final class RawConnection implements AutoCloseable {
 
     /** The next response (framed by Content-Length or chunked), or null when the proxy closed or timed out first. */
     public Response read() {
+        return read(false);
+    }
+
+    /** The next response to a HEAD request: never a body, whatever its framing headers say. */
+    public Response readHeadResponse() {
+        return read(true);
+    }
+
+    private Response read(boolean bodiless) {
         try {
             String head = HttpReads.readHead(in);
             if (head == null) {
@@ -98,12 +107,12 @@ public final class RawConnection implements AutoCloseable {
             String length = bare.header("content-length");
             String te = bare.header("transfer-encoding");
             byte[] body;
-            if (te != null && te.toLowerCase(Locale.ROOT).contains("chunked")) {
+            if (bodiless || status == 204 || status == 304 || status < 200) {
+                body = new byte[0];
+            } else if (te != null && te.toLowerCase(Locale.ROOT).contains("chunked")) {
                 body = HttpReads.readChunked(in);
             } else if (length != null) {
                 body = in.readNBytes(Integer.parseInt(length));
-            } else if (status == 204 || status == 304 || status < 200) {
-                body = new byte[0];
             } else {
                 body = in.readAllBytes();
             }
