@@ -3,14 +3,11 @@ package dev.sallyport.proxy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sallyport.proxy.testing.LeakCheck;
-import dev.sallyport.proxy.testing.MapResolver;
-import dev.sallyport.proxy.testing.ProxyFixture;
+import dev.sallyport.proxy.testing.LenientBench;
+import dev.sallyport.proxy.testing.LenientBench.Way;
 import dev.sallyport.proxy.testing.RawConnection;
-import dev.sallyport.proxy.testing.Trust;
-import dev.sallyport.testing.TestPki;
 import dev.sallyport.testing.upstream.LenientUpstream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -28,18 +25,11 @@ class ResponseDesyncTest {
 
     static final String INJECTED = "HTTP/1.1 200 OK\r\nContent-Length: 8\r\nX-Poison: 1\r\n\r\nINJECTED";
 
-    static Path dir;
-    static LenientUpstream plain;
-    static LenientUpstream tls;
-    static ProxyFixture proxy;
-    static Trust trust;
+    static LenientBench bench;
 
     @BeforeAll
     static void start() throws Exception {
         LeakCheck.install();
-        dir = ProxyFixture.tempDir();
-        TestPki pki = TestPki.create();
-        TestPki.Issued cert = pki.issue("up.test");
         LenientUpstream.Responder responder = (request, connection) -> {
             String line = request.requestLine();
             String answer = line.contains("/extra ") ? new String(LenientUpstream.response(200, "first"),
@@ -63,35 +53,13 @@ class ResponseDesyncTest {
                 connection.write(answer.getBytes(StandardCharsets.ISO_8859_1));
             }
         };
-        plain = LenientUpstream.http(responder);
-        tls = LenientUpstream.https(cert.key(), cert.chain(), responder);
-        String rules = "  - name: up\n    hosts: [up.test]\n    ports: [" + plain.port() + ", " + tls.port() + "]\n";
-        proxy = ProxyFixture.start(ProxyFixture.policy(pki.rootPem(dir), "127.0.0.1/32:" + plain.port()
-                + ", 127.0.0.1/32:" + tls.port(), "", rules), new MapResolver().map("up.test", "127.0.0.1"), dir);
-        trust = Trust.of(proxy.caPem);
+        bench = new LenientBench(responder, "  - name: up\n    hosts: [up.test]\n    ports: [PORTS]\n");
     }
 
     @AfterAll
     static void stop() {
-        proxy.close();
-        plain.close();
-        tls.close();
+        bench.close();
         assertThat(LeakCheck.collect()).as("Netty buffer leaks").isEmpty();
-    }
-
-    enum Way {
-        PLAIN, TUNNEL;
-
-        RawConnection open() {
-            return this == PLAIN ? RawConnection.plain(proxy.address())
-                    : RawConnection.tunnel(proxy.address(), "up.test", tls.port(), trust.context);
-        }
-
-        String request(String method, String path) {
-            String host = "up.test:" + (this == PLAIN ? plain.port() : tls.port());
-            return method + " " + (this == PLAIN ? "http://" + host : "") + path + " HTTP/1.1\r\nHost: " + host
-                    + "\r\n\r\n";
-        }
     }
 
     /** The first request's answer is allowed to be odd (or refused); what follows must be the proxy's own. */
@@ -109,8 +77,8 @@ class ResponseDesyncTest {
     @ParameterizedTest(name = "{0} {1} {2}: {3}")
     @MethodSource("shapes")
     void extraBytesAfterAResponseNeverAnswerTheNextPipelinedRequest(Way way, String method, String path, String what) {
-        try (RawConnection client = way.open()) {
-            client.send(way.request(method, path) + way.request("GET", "/next"));
+        try (RawConnection client = bench.open(way)) {
+            client.send(bench.request(way, method, path) + bench.request(way, "GET", "/next"));
             RawConnection.Response first = method.equals("HEAD") ? client.readHeadResponse() : client.read();
             if (first != null) {
                 assertThat(first.head()).as(what).doesNotContain("X-Poison");
@@ -128,16 +96,16 @@ class ResponseDesyncTest {
     @ParameterizedTest(name = "{0} {1} {2}: {3}")
     @MethodSource("shapes")
     void extraBytesAfterAResponseNeverAnswerAnotherClient(Way way, String method, String path, String what) {
-        try (RawConnection attacker = way.open()) {
-            attacker.send(way.request(method, path));
+        try (RawConnection attacker = bench.open(way)) {
+            attacker.send(bench.request(way, method, path));
             RawConnection.Response first = method.equals("HEAD") ? attacker.readHeadResponse() : attacker.read();
             if (first != null) {
                 assertThat(first.head() + first.body()).as(what).doesNotContain("X-Poison").doesNotContain("INJECTED");
             }
         }
-        for (int i = 0; i < SmugglingTest.victims(); i++) {
-            try (RawConnection victim = way.open()) {
-                RawConnection.Response r = victim.send(way.request("GET", "/victim-" + i)).read();
+        for (int i = 0; i < LenientBench.clientsToCoverEveryLoop(); i++) {
+            try (RawConnection victim = bench.open(way)) {
+                RawConnection.Response r = victim.send(bench.request(way, "GET", "/victim-" + i)).read();
                 assertThat(r).as(what + ": victim " + i + " was answered").isNotNull();
                 assertThat(r.head()).as(what).doesNotContain("X-Poison");
                 assertThat(r.body()).as(what + ": victim " + i).endsWith("GET /victim-" + i + " HTTP/1.1");
@@ -149,8 +117,8 @@ class ResponseDesyncTest {
     @MethodSource("ways")
     void aRefusedResponseShapeIsA502WithItsReason(Way way) {
         for (String path : new String[] {"/switch", "/framing-hop"}) {
-            try (RawConnection client = way.open()) {
-                RawConnection.Response r = client.send(way.request("GET", path)).read();
+            try (RawConnection client = bench.open(way)) {
+                RawConnection.Response r = client.send(bench.request(way, "GET", path)).read();
                 assertThat(r).as(path).isNotNull();
                 assertThat(r.status()).as(path).isEqualTo(502);
                 assertThat(r.header("X-Sallyport-Reason")).isEqualTo("upstream_bad_response");

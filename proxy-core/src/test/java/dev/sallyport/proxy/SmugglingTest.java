@@ -2,22 +2,12 @@ package dev.sallyport.proxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sallyport.ca.CaExport;
-import dev.sallyport.ca.CertificateAuthority;
-import dev.sallyport.policy.HostPort;
-import dev.sallyport.policy.PolicyLoader;
-import dev.sallyport.proxy.inject.Placeholders;
 import dev.sallyport.proxy.testing.LeakCheck;
-import dev.sallyport.proxy.testing.MapResolver;
-import dev.sallyport.proxy.testing.ProxyFixture;
+import dev.sallyport.proxy.testing.LenientBench;
+import dev.sallyport.proxy.testing.LenientBench.Way;
 import dev.sallyport.proxy.testing.RawConnection;
-import dev.sallyport.proxy.testing.RecordingListener;
-import dev.sallyport.proxy.testing.Trust;
-import dev.sallyport.testing.TestPki;
 import dev.sallyport.testing.upstream.LenientUpstream;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.List;
+import java.util.Map;
 import java.util.function.Function;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -37,92 +27,44 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class SmugglingTest {
 
-    static Path dir;
-    static LenientUpstream plain;
-    static LenientUpstream tls;
-    static SallyportProxy proxy;
-    static final RecordingListener events = new RecordingListener();
-    static Trust trust;
+    static LenientBench bench;
     static String placeholder;
     static String realToken;
 
     @BeforeAll
     static void start() throws Exception {
         LeakCheck.install();
-        dir = ProxyFixture.tempDir();
-        TestPki pki = TestPki.create();
-        TestPki.Issued cert = pki.issue("up.test");
         LenientUpstream.Responder responder = (request, connection) -> {
             if (request.requestLine().contains("/slow")) {
                 connection.awaitMoreInput();    // answers only once another request is on its way
             }
             LenientUpstream.echo(request, connection);
         };
-        plain = LenientUpstream.http(responder);
-        tls = LenientUpstream.https(cert.key(), cert.chain(), responder);
-        realToken = "real-" + Long.toHexString(Double.doubleToLongBits(Math.random())) + "-token";
-        Path tokenFile = dir.resolve("token");
-        Files.writeString(tokenFile, realToken + "\n");
-        String ports = plain.port() + ", " + tls.port();
-        String yaml = ProxyFixture.policy(pki.rootPem(dir), "127.0.0.1/32:" + plain.port() + ", 127.0.0.1/32:"
-                        + tls.port(), "",
-                "  - name: public\n    hosts: [up.test]\n    ports: [" + ports + "]\n    paths: [\"/public/**\"]\n")
-                .replace("AUDIT_PATH", dir.resolve("audit.jsonl").toString())
-                + "secrets:\n  - name: TOKEN\n    from: file:" + tokenFile + "\n    hosts: [up.test]\n"
-                + "    headers: [Authorization]\n";
-        CertificateAuthority ca = CertificateAuthority.ephemeral("Sallyport Smuggling Test CA");
-        Path caPem = dir.resolve("proxy-ca.pem");
-        Files.write(caPem, CaExport.pem(ca, false));
-        trust = Trust.of(caPem);
-        proxy = SallyportProxy.start(ProxyOptions.of(PolicyLoader.parse(yaml, "smuggling-test.yaml")).withCa(ca)
-                .withListen(new HostPort("127.0.0.1", 0)).withAdmin(new HostPort("127.0.0.1", 0))
-                .withListener(events).withResolver(new MapResolver().map("up.test", "127.0.0.1"))
-                .withPlaceholders(Placeholders.ephemeral()));
-        placeholder = proxy.secrets().placeholders().get("TOKEN");
+        realToken = "real-" + Long.toHexString(new java.security.SecureRandom().nextLong()) + "-token";
+        bench = new LenientBench(responder, "  - name: public\n    hosts: [up.test]\n    ports: [PORTS]\n"
+                + "    paths: [\"/public/**\"]\n", "secrets:\n  - name: TOKEN\n    from: file:TOKEN_FILE\n"
+                + "    hosts: [up.test]\n    headers: [Authorization]\n", Map.of("TOKEN_FILE", realToken));
+        placeholder = bench.proxy.secrets().placeholders().get("TOKEN");
     }
 
     @AfterAll
     static void stop() {
-        proxy.close();
-        plain.close();
-        tls.close();
+        bench.close();
         assertThat(LeakCheck.collect()).as("Netty buffer leaks").isEmpty();
-    }
-
-    /** How a client reaches the upstream: absolute-form HTTP, or a tunnel with TLS inside. */
-    enum Way {
-        PLAIN, TUNNEL;
-
-        RawConnection open() {
-            return this == PLAIN ? RawConnection.plain(proxy.address())
-                    : RawConnection.tunnel(proxy.address(), "up.test", tls.port(), trust.context);
-        }
-
-        String target(String path) {
-            return this == PLAIN ? "http://up.test:" + plain.port() + path : path;
-        }
-
-        String host() {
-            return "up.test:" + (this == PLAIN ? plain.port() : tls.port());
-        }
-
-        LenientUpstream upstream() {
-            return this == PLAIN ? plain : tls;
-        }
     }
 
     static final String SMUGGLED = "GET /private/secrets HTTP/1.1\r\nHost: up.test\r\n\r\n";
 
     static Stream<Arguments> connectionLists() {
-        Function<Way, String> contentLength = w -> "POST " + w.target("/public/a") + " HTTP/1.1\r\nHost: " + w.host()
+        Function<Way, String> contentLength = w -> "POST " + bench.target(w, "/public/a") + " HTTP/1.1\r\nHost: " + bench.host(w)
                 + "\r\nContent-Length: " + SMUGGLED.length() + "\r\nConnection: Content-Length\r\n\r\n" + SMUGGLED;
-        Function<Way, String> listedLater = w -> "POST " + w.target("/public/a") + " HTTP/1.1\r\nHost: " + w.host()
+        Function<Way, String> listedLater = w -> "POST " + bench.target(w, "/public/a") + " HTTP/1.1\r\nHost: " + bench.host(w)
                 + "\r\nConnection: keep-alive\r\nContent-Length: " + SMUGGLED.length()
                 + "\r\nConnection: x-trace ,  CONTENT-LENGTH\r\n\r\n" + SMUGGLED;
-        Function<Way, String> transferEncoding = w -> "POST " + w.target("/public/a") + " HTTP/1.1\r\nHost: "
-                + w.host() + "\r\nTransfer-Encoding: chunked\r\nConnection: Transfer-Encoding\r\n\r\n"
+        Function<Way, String> transferEncoding = w -> "POST " + bench.target(w, "/public/a") + " HTTP/1.1\r\nHost: "
+                + bench.host(w) + "\r\nTransfer-Encoding: chunked\r\nConnection: Transfer-Encoding\r\n\r\n"
                 + Integer.toHexString(SMUGGLED.length()) + "\r\n" + SMUGGLED + "\r\n0\r\n\r\n";
-        Function<Way, String> host = w -> "GET " + w.target("/public/a") + " HTTP/1.1\r\nHost: " + w.host()
+        Function<Way, String> host = w -> "GET " + bench.target(w, "/public/a") + " HTTP/1.1\r\nHost: " + bench.host(w)
                 + "\r\nConnection: close, Host\r\n\r\n";
         return Stream.of(Way.values()).flatMap(w -> Stream.of(
                 Arguments.of(w, "Connection: Content-Length", contentLength.apply(w)),
@@ -135,15 +77,15 @@ class SmugglingTest {
     @MethodSource("connectionLists")
     void aConnectionHeaderThatNamesTheFramingOrTheHostIsRefusedAndNothingReachesTheUpstream(Way way, String what,
                                                                                            String request) {
-        int before = way.upstream().received().size();
-        try (RawConnection client = way.open()) {
+        int before = bench.upstream(way).received().size();
+        try (RawConnection client = bench.open(way)) {
             RawConnection.Response response = client.send(request).read();
             assertThat(response).as(what).isNotNull();
             assertThat(response.status()).as(what).isEqualTo(400);
             assertThat(response.header("X-Sallyport-Reason")).isEqualTo("connection_lists_protected_header");
         }
-        assertThat(way.upstream().received()).as("nothing was forwarded").hasSize(before);
-        events.await("request", f -> "connection_lists_protected_header".equals(f.reason())
+        assertThat(bench.upstream(way).received()).as("nothing was forwarded").hasSize(before);
+        bench.events.await("request", f -> "connection_lists_protected_header".equals(f.reason())
                 && "deny".equals(f.decision()));
     }
 
@@ -151,23 +93,23 @@ class SmugglingTest {
     @MethodSource("ways")
     void bodiesGoUpstreamFramedAsTheProxyParsedThemAndOtherListedHeadersAreStripped(Way way) {
         String body = "a=1&b=" + "x".repeat(100);
-        try (RawConnection client = way.open()) {
-            RawConnection.Response fixed = client.send("POST " + way.target("/public/fixed") + " HTTP/1.1\r\nHost: "
-                    + way.host() + "\r\nContent-Length: " + body.length() + "\r\nX-Trace: 1\r\nConnection: X-Trace\r\n"
+        try (RawConnection client = bench.open(way)) {
+            RawConnection.Response fixed = client.send("POST " + bench.target(way, "/public/fixed") + " HTTP/1.1\r\nHost: "
+                    + bench.host(way) + "\r\nContent-Length: " + body.length() + "\r\nX-Trace: 1\r\nConnection: X-Trace\r\n"
                     + "\r\n" + body).read();
             assertThat(fixed.status()).isEqualTo(200);
-            RawConnection.Response chunked = client.send("POST " + way.target("/public/chunked") + " HTTP/1.1\r\nHost: "
-                    + way.host() + "\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n").read();
+            RawConnection.Response chunked = client.send("POST " + bench.target(way, "/public/chunked") + " HTTP/1.1\r\nHost: "
+                    + bench.host(way) + "\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n").read();
             assertThat(chunked.status()).isEqualTo(200);
         }
-        LenientUpstream.Received fixed = find(way.upstream(), "/public/fixed");
+        LenientUpstream.Received fixed = LenientBench.find(bench.upstream(way), "/public/fixed");
         assertThat(fixed.bodyText()).isEqualTo(body);
         assertThat(fixed.header("Content-Length")).isEqualTo(Integer.toString(body.length()));
         assertThat(fixed.header("X-Trace")).as("a header Connection lists is hop-by-hop").isNull();
-        LenientUpstream.Received chunked = find(way.upstream(), "/public/chunked");
+        LenientUpstream.Received chunked = LenientBench.find(bench.upstream(way), "/public/chunked");
         assertThat(chunked.bodyText()).isEqualTo("hello world");
         assertThat(chunked.header("Transfer-Encoding")).isEqualTo("chunked");
-        assertThat(way.upstream().received()).noneMatch(r -> r.requestLine().contains("private"));
+        assertThat(bench.upstream(way).received()).noneMatch(r -> r.requestLine().contains("private"));
     }
 
     static Stream<Way> ways() {
@@ -183,20 +125,20 @@ class SmugglingTest {
     @MethodSource("ways")
     void aSmuggledRequestsLateAnswerNeverReachesAnotherClient(Way way) {
         String slow = "GET /public/slow HTTP/1.1\r\nHost: up.test\r\n\r\n";
-        try (RawConnection attacker = way.open()) {
-            attacker.send("POST " + way.target("/public/a") + " HTTP/1.1\r\nHost: " + way.host() + "\r\nContent-Length: "
+        try (RawConnection attacker = bench.open(way)) {
+            attacker.send("POST " + bench.target(way, "/public/a") + " HTTP/1.1\r\nHost: " + bench.host(way) + "\r\nContent-Length: "
                     + slow.length() + "\r\nConnection: Content-Length\r\n\r\n" + slow).read();
         }
-        for (int i = 0; i < victims(); i++) {
-            try (RawConnection victim = way.open()) {
-                RawConnection.Response r = victim.send("GET " + way.target("/public/victim-" + i) + " HTTP/1.1\r\nHost: "
-                        + way.host() + "\r\n\r\n").read();
+        for (int i = 0; i < LenientBench.clientsToCoverEveryLoop(); i++) {
+            try (RawConnection victim = bench.open(way)) {
+                RawConnection.Response r = victim.send("GET " + bench.target(way, "/public/victim-" + i) + " HTTP/1.1\r\nHost: "
+                        + bench.host(way) + "\r\n\r\n").read();
                 assertThat(r).as("victim " + i + " got an answer").isNotNull();
                 assertThat(r.body()).as("victim " + i + " got its own answer").endsWith("GET /public/victim-" + i
                         + " HTTP/1.1");
             }
         }
-        assertThat(way.upstream().received()).noneMatch(r -> r.requestLine().contains("/public/slow"));
+        assertThat(bench.upstream(way).received()).noneMatch(r -> r.requestLine().contains("/public/slow"));
     }
 
     /**
@@ -207,36 +149,24 @@ class SmugglingTest {
     void aSmuggledPostNeverSwallowsAnotherClientsRequestWithItsInjectedToken() {
         Way way = Way.TUNNEL;
         String store = "POST /public/store HTTP/1.1\r\nHost: up.test\r\nContent-Length: 600\r\n\r\n";
-        try (RawConnection attacker = way.open()) {
-            attacker.send("POST /public/a HTTP/1.1\r\nHost: " + way.host() + "\r\nContent-Length: " + store.length()
+        try (RawConnection attacker = bench.open(way)) {
+            attacker.send("POST /public/a HTTP/1.1\r\nHost: " + bench.host(way) + "\r\nContent-Length: " + store.length()
                     + "\r\nConnection: Content-Length\r\n\r\n" + store).read();
         }
         String body = "y".repeat(1000);
-        for (int i = 0; i < victims(); i++) {
-            try (RawConnection victim = way.open()) {
+        for (int i = 0; i < LenientBench.clientsToCoverEveryLoop(); i++) {
+            try (RawConnection victim = bench.open(way)) {
                 RawConnection.Response r = victim.send("POST /public/victim-token-" + i + " HTTP/1.1\r\nHost: "
-                        + way.host() + "\r\nAuthorization: Bearer " + placeholder + "\r\nContent-Length: "
+                        + bench.host(way) + "\r\nAuthorization: Bearer " + placeholder + "\r\nContent-Length: "
                         + body.length() + "\r\n\r\n" + body).read();
                 assertThat(r).isNotNull();
                 assertThat(r.body()).endsWith("POST /public/victim-token-" + i + " HTTP/1.1");
             }
         }
-        LenientUpstream.Received first = find(tls, "/public/victim-token-0");
+        LenientUpstream.Received first = LenientBench.find(bench.tls, "/public/victim-token-0");
         assertThat(first.header("Authorization")).as("the token was injected").isEqualTo("Bearer " + realToken);
-        assertThat(tls.received()).as("no request carries another request's token in its body")
+        assertThat(bench.tls.received()).as("no request carries another request's token in its body")
                 .noneMatch(r -> r.bodyText().contains(realToken));
-        assertThat(tls.received()).noneMatch(r -> r.requestLine().contains("/public/store"));
-    }
-
-    /** Enough clients, opened one after another, for one of them to share the attacker's event loop. */
-    static int victims() {
-        return 2 * Runtime.getRuntime().availableProcessors() + 2;
-    }
-
-    static LenientUpstream.Received find(LenientUpstream upstream, String path) {
-        List<LenientUpstream.Received> all = upstream.received();
-        return all.stream().filter(r -> r.requestLine().contains(path + " ")).findFirst()
-                .orElseThrow(() -> new AssertionError("the upstream never saw " + path + "; it saw " + all.stream()
-                        .map(LenientUpstream.Received::requestLine).toList()));
+        assertThat(bench.tls.received()).noneMatch(r -> r.requestLine().contains("/public/store"));
     }
 }
