@@ -54,14 +54,19 @@ public final class HttpReads {
 
     /** Reads a chunked body (trailer fields read and dropped), up to {@link #MAX_BODY}. */
     public static byte[] readChunked(InputStream in) throws IOException {
+        return readChunked(in, new java.util.ArrayList<>());
+    }
+
+    /** Reads a chunked body up to {@link #MAX_BODY}; its trailer field lines are added to {@code trailers}. */
+    public static byte[] readChunked(InputStream in, java.util.List<String> trailers) throws IOException {
         ByteArrayOutputStream body = new ByteArrayOutputStream();
         while (body.size() <= MAX_BODY) {
             String line = readLine(in);
             int semi = line.indexOf(';');
             int size = Integer.parseInt((semi < 0 ? line : line.substring(0, semi)).trim(), 16);
             if (size == 0) {
-                while (!readLine(in).isEmpty()) {
-                    // trailer fields
+                for (String field = readLine(in); !field.isEmpty(); field = readLine(in)) {
+                    trailers.add(field);
                 }
                 return body.toByteArray();
             }

@@ -5,7 +5,8 @@ import java.util.Locale;
 /**
  * Validates a request head (or a chunked trailer) byte by byte, stricter than Netty's decoder: CRLF only, no
  * obs-fold, no control characters, token header names, one Host, one Content-Length, no Content-Length with
- * Transfer-Encoding, only {@code chunked} as transfer coding, and the size limits. Remembers the framing.
+ * Transfer-Encoding, only {@code chunked} as transfer coding, no trailer field a trailer may not carry
+ * ({@link Trailers}), and the size limits. Remembers the framing.
  */
 final class HeadScanner {
 
@@ -137,7 +138,7 @@ final class HeadScanner {
 
     private Step header(String headerName, String value) {
         if (trailer) {
-            return Step.MORE;
+            return Trailers.isForbidden(headerName) ? fail(400, Trailers.FORBIDDEN) : Step.MORE;
         }
         switch (headerName) {
             case "host" -> hosts++;

@@ -149,6 +149,7 @@ final class ResponseRelay {
             return;
         }
         exchange.responseDone = true;
+        Trailers.strip(((LastHttpContent) content).trailingHeaders());
         Channel upstream = exchange.lease.channel();
         frontend.ctx.writeAndFlush(content).addListener((ChannelFutureListener) f -> {
             boolean reusable = f.isSuccess() && exchange.upstreamReusable && exchange.requestDone;

@@ -96,14 +96,17 @@ final class SecretsStep {
         });
     }
 
-    /** Checks one request body chunk before it is forwarded (not consumed, not released); the refusal or null. */
+    /** Checks one request body chunk (and the trailers of the last) before it is forwarded; the refusal or null. */
     InjectionResult.Refused checkBody(HttpContent content) {
         if (guard == null) {
             guard = secrets.bodyGuard();
         }
         InjectionResult.Refused r = guard.check(content.content());
-        if (r == null && content instanceof LastHttpContent) {
+        if (r == null && content instanceof LastHttpContent last) {
             r = guard.finish();
+            if (r == null) {
+                r = secrets.checkTrailers(last.trailingHeaders());
+            }
         }
         return r;
     }

@@ -100,6 +100,26 @@ public final class ExchangeSecrets {
         }
     }
 
+    /**
+     * Checks a request's trailer fields: a trailer is never a place where a placeholder is swapped, so any
+     * placeholder there is refused like one in the body ({@code secret_wrong_host} toward a host the secret is not
+     * bound to, else {@code secret_wrong_place}), and so is a real value toward another host. Null when clean.
+     */
+    public Refused checkTrailers(HttpHeaders trailers) {
+        if (store.isEmpty() || trailers.isEmpty()) {
+            return null;
+        }
+        RequestBodyGuard guard = bodyGuard();
+        StringBuilder text = new StringBuilder();
+        trailers.forEach(h -> text.append(h.getKey()).append(": ").append(h.getValue()).append("\r\n"));
+        io.netty.buffer.ByteBuf bytes = io.netty.buffer.Unpooled.wrappedBuffer(RequestInspector.latin1(text));
+        Refused r = guard.check(bytes);
+        if (r == null) {
+            r = guard.finish();
+        }
+        return r == null ? null : new Refused(r.reason(), r.secret(), "trailer");
+    }
+
     /** A fresh streaming checker for this request's body. */
     public RequestBodyGuard bodyGuard() {
         return new RequestBodyGuard(store, host);

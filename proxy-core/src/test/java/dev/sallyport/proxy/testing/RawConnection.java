@@ -22,7 +22,7 @@ import javax.net.ssl.SSLSocket;
 public final class RawConnection implements AutoCloseable {
 
     /** One response as the client read it. */
-    public record Response(int status, String head, String body) {
+    public record Response(int status, String head, String body, List<String> trailers) {
 
         /** The first value of header {@code name} (case-insensitive), or null. */
         public String header(String name) {
@@ -103,20 +103,21 @@ public final class RawConnection implements AutoCloseable {
                 return null;
             }
             int status = Integer.parseInt(head.substring(9, 12));
-            Response bare = new Response(status, head, "");
+            Response bare = new Response(status, head, "", List.of());
+            List<String> trailers = new java.util.ArrayList<>();
             String length = bare.header("content-length");
             String te = bare.header("transfer-encoding");
             byte[] body;
             if (bodiless || status == 204 || status == 304 || status < 200) {
                 body = new byte[0];
             } else if (te != null && te.toLowerCase(Locale.ROOT).contains("chunked")) {
-                body = HttpReads.readChunked(in);
+                body = HttpReads.readChunked(in, trailers);
             } else if (length != null) {
                 body = in.readNBytes(Integer.parseInt(length));
             } else {
                 body = in.readAllBytes();
             }
-            return new Response(status, head, new String(body, StandardCharsets.ISO_8859_1));
+            return new Response(status, head, new String(body, StandardCharsets.ISO_8859_1), List.copyOf(trailers));
         } catch (SocketTimeoutException e) {
             return null;
         } catch (IOException e) {

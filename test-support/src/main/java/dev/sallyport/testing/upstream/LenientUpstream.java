@@ -32,7 +32,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class LenientUpstream implements AutoCloseable {
 
     /** One request as this server parsed it. {@code n} counts requests on its connection from 1. */
-    public record Received(int connection, int n, String head, byte[] body) {
+    public record Received(int connection, int n, String head, byte[] body, List<String> trailers) {
 
         public String requestLine() {
             int end = head.indexOf("\r\n");
@@ -165,7 +165,8 @@ public final class LenientUpstream implements AutoCloseable {
                     return;
                 }
                 head = head.substring(0, head.length() - 4);
-                Received request = new Received(id, n, head, body(in, head));
+                List<String> trailers = new java.util.ArrayList<>();
+                Received request = new Received(id, n, head, body(in, head, trailers), List.copyOf(trailers));
                 received.add(request);
                 responder.respond(request, conversation);
             }
@@ -176,7 +177,7 @@ public final class LenientUpstream implements AutoCloseable {
         }
     }
 
-    private static byte[] body(InputStream in, String head) throws IOException {
+    private static byte[] body(InputStream in, String head, List<String> trailers) throws IOException {
         String te = null;
         for (String line : head.split("\r\n")) {
             int colon = line.indexOf(':');
@@ -185,7 +186,7 @@ public final class LenientUpstream implements AutoCloseable {
             }
         }
         if (te != null && te.contains("chunked")) {
-            return HttpReads.readChunked(in);
+            return HttpReads.readChunked(in, trailers);
         }
         return HttpReads.readBody(in, head);
     }
