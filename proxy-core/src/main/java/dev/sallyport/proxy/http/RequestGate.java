@@ -103,6 +103,10 @@ final class RequestGate {
         if (!decision.permitsTraffic()) {
             return new GateResult.Refuse(403, decision.reason(), decision, target);
         }
+        GateResult.Refuse override = Overrides.check(request, target, originForm, client, engine);
+        if (override != null) {
+            return override;
+        }
         return new GateResult.Forward(target, tunnel != null, originForm, decision, websocket);
     }
 
