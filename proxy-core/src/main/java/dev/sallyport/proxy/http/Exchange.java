@@ -33,6 +33,8 @@ final class Exchange {
     boolean responseDone;
     /** The client's outbound buffer was full: read the next part of the response once it drains. */
     boolean readWhenClientWritable;
+    /** The client's outbound buffer was full: go on writing the scrubbed (decoded) body once it drains. */
+    boolean pumpWhenClientWritable;
     /** The response head is written to the client but not flushed yet. */
     boolean clientFlushPending;
     boolean closeClientAfter;

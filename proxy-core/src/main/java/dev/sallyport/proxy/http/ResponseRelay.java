@@ -30,10 +30,19 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class ResponseRelay {
 
+    /** How much of a decoded body is written before the client's writability is looked at again. */
+    static final long PUMP_BUDGET = 64 * 1024;
+
     private final FrontendHandler frontend;
+    private final ChannelFutureListener closeClientOnFailure;
 
     ResponseRelay(FrontendHandler frontend) {
         this.frontend = frontend;
+        this.closeClientOnFailure = f -> {
+            if (!f.isSuccess()) {
+                frontend.ctx.close();
+            }
+        };
     }
 
     void head(Exchange exchange, HttpResponse response) {
@@ -124,22 +133,53 @@ final class ResponseRelay {
             forward(exchange, content);
             return;
         }
-        List<Object> parts = new ArrayList<>(2);
         try {
-            exchange.secrets.scrubContent(content, parts);
-        } catch (ResponseDecodeException e) {     // mid-body: the client connection closes without the last chunk
+            exchange.secrets.accept(content);
+        } catch (ResponseDecodeException e) {
             frontend.upstreamFailed(exchange, 502, SecretReasons.RESPONSE_DECODE_FAILED,
+                    "upstream " + exchange.destination.text() + ": " + e.getMessage());
+            return;
+        }
+        pumpScrubbed(exchange);
+    }
+
+    /**
+     * Writes the scrubbed body while the client keeps up: a decoded body is drawn out {@link #PUMP_BUDGET} bytes at a
+     * time and only while the client's outbound buffer is below its high-water mark, so a client that does not read
+     * holds at most that much of a compressed body the proxy decoded (not the whole of it). The next upstream read
+     * follows once everything taken is out.
+     */
+    private void pumpScrubbed(Exchange exchange) {
+        while (true) {
+            List<Object> parts = new ArrayList<>(2);
+            boolean drained;
+            try {
+                drained = exchange.secrets.drain(PUMP_BUDGET, parts);
+            } catch (ResponseDecodeException e) {     // mid-body: the client connection closes without the last chunk
+                frontend.upstreamFailed(exchange, 502, SecretReasons.RESPONSE_DECODE_FAILED,
                         "upstream " + exchange.destination.text() + ": " + e.getMessage());
-            return;
+                return;
+            }
+            if (drained && !parts.isEmpty() && parts.getLast() instanceof LastHttpContent last) {
+                for (int i = 0; i < parts.size() - 1; i++) {
+                    frontend.ctx.write(parts.get(i));
+                }
+                forward(exchange, last);
+                return;
+            }
+            for (Object part : parts) {
+                frontend.ctx.write(part).addListener(closeClientOnFailure);
+            }
+            frontend.ctx.flush();
+            if (drained) {
+                readOnWhenClientWritable(exchange);
+                return;
+            }
+            if (!frontend.ctx.channel().isWritable()) {
+                exchange.pumpWhenClientWritable = true;
+                return;
+            }
         }
-        if (parts.isEmpty()) {      // everything held back (it may start a value): read on
-            exchange.lease.channel().read();
-            return;
-        }
-        for (int i = 0; i < parts.size() - 1; i++) {
-            frontend.ctx.write(parts.get(i));
-        }
-        forward(exchange, (HttpContent) parts.getLast());
     }
 
     private void forward(Exchange exchange, HttpContent content) {
@@ -175,11 +215,11 @@ final class ResponseRelay {
      * is below its high-water mark; above it, {@link #clientWritable} reads on once the client has drained it.
      */
     private void writeAndRead(Exchange exchange, Object message) {
-        frontend.ctx.writeAndFlush(message).addListener((ChannelFutureListener) f -> {
-            if (!f.isSuccess()) {
-                frontend.ctx.close();
-            }
-        });
+        frontend.ctx.writeAndFlush(message).addListener(closeClientOnFailure);
+        readOnWhenClientWritable(exchange);
+    }
+
+    private void readOnWhenClientWritable(Exchange exchange) {
         if (frontend.ctx.channel().isWritable()) {
             exchange.lease.channel().read();
         } else {
@@ -187,9 +227,15 @@ final class ResponseRelay {
         }
     }
 
-    /** The client drained its outbound buffer: read on from upstream if a response was waiting for that. */
+    /** The client drained its outbound buffer: go on with a scrubbed body, or read on from upstream. */
     void clientWritable(Exchange exchange) {
-        if (exchange.readWhenClientWritable && exchange.lease != null && !exchange.finished) {
+        if (exchange.lease == null || exchange.finished) {
+            return;
+        }
+        if (exchange.pumpWhenClientWritable) {
+            exchange.pumpWhenClientWritable = false;
+            pumpScrubbed(exchange);
+        } else if (exchange.readWhenClientWritable) {
             exchange.readWhenClientWritable = false;
             exchange.lease.channel().read();
         }

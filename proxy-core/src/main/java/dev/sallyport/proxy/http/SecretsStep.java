@@ -14,7 +14,11 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandler;
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpUtil;
@@ -38,6 +42,8 @@ final class SecretsStep {
     private final ExchangeSecrets secrets;
     private RequestBodyGuard guard;     // made at the first body chunk: most requests have none
     private ResponseScrubber scrubber;
+    private HttpHeaders trailers;
+    private boolean ended;
 
     private SecretsStep(ExchangeSecrets secrets) {
         this.secrets = secrets;
@@ -116,10 +122,33 @@ final class SecretsStep {
         scrubber.onHead(head);
     }
 
-    /** Scrubs one response body part (taking ownership) into the parts to write, in order. */
-    void scrubContent(HttpContent content, List<Object> out) throws ResponseDecodeException {
+    /**
+     * Takes one response body part (ownership) for {@link #drain}; call only once the part before is drained. The
+     * trailers of the last part are kept for the end.
+     */
+    void accept(HttpContent content) throws ResponseDecodeException {
+        if (content instanceof LastHttpContent last) {
+            trailers = last.trailingHeaders();
+            ended = true;
+        }
+        scrubber.accept(content.content().retain());
+        content.release();
+    }
+
+    /**
+     * The scrubbed body parts of what {@link #accept} took, about {@code budget} bytes; once the body ended and all
+     * of it is out, the closing bytes and the last part (trailers scrubbed) too. True when nothing is left.
+     */
+    boolean drain(long budget, List<Object> out) throws ResponseDecodeException {
         try {
-            scrubber.scrub(content, out);
+            boolean done = scrubber.drain(budget, b -> out.add(new DefaultHttpContent(b)));
+            if (done && ended) {
+                ended = false;
+                scrubber.onLast(trailers, b -> out.add(new DefaultHttpContent(b)));
+                out.add(trailers.isEmpty() ? LastHttpContent.EMPTY_LAST_CONTENT
+                        : new DefaultLastHttpContent(Unpooled.EMPTY_BUFFER, trailers));
+            }
+            return done;
         } catch (ResponseDecodeException | RuntimeException e) {
             out.forEach(ReferenceCountUtil::release);
             out.clear();

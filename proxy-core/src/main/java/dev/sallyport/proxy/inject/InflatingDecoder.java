@@ -1,15 +1,15 @@
 package dev.sallyport.proxy.inject;
 
-import java.util.Arrays;
 import java.util.zip.CRC32;
 import java.util.zip.DataFormatException;
 import java.util.zip.Inflater;
 
 /**
  * Streaming gzip (RFC 1952, concatenated members allowed) and deflate (zlib-wrapped, or raw deflate as
- * some servers send it) decoding with a hard cap on the decoded size. Input arrives in arbitrary pieces;
- * decoded bytes go to a {@link Sink} in pieces of at most 16 KiB. Not thread-safe; {@link #close()}
- * frees the native inflater.
+ * some servers send it) decoding with a hard cap on the decoded size. Input arrives in arbitrary pieces
+ * ({@link #feed}); decoded bytes are drawn out with {@link #pump} under a budget, so the caller decides how much
+ * decoded data exists at once, and go to a {@link Sink} in pieces of at most 16 KiB. Not thread-safe;
+ * {@link #close()} frees the native inflater.
  */
 final class InflatingDecoder implements AutoCloseable {
 
@@ -34,7 +34,10 @@ final class InflatingDecoder implements AutoCloseable {
     private final CRC32 crc = new CRC32();
     private Inflater inflater;
     private State state = State.HEADER;
-    private byte[] pending = new byte[0];
+    /** Input not decoded yet: {@code data[pos..end)}. */
+    private byte[] data = new byte[0];
+    private int pos;
+    private int end;
     private long decoded;
     private long memberSize;
 
@@ -47,39 +50,72 @@ final class InflatingDecoder implements AutoCloseable {
         return format == Format.GZIP ? "gzip" : "deflate";
     }
 
+    /** Decodes all of {@code in} at once (no bound on the output of one call: for callers that hold it all). */
     void decode(byte[] in, int offset, int length, Sink sink) throws ResponseDecodeException {
-        byte[] data = in;
-        int pos = offset;
-        int end = offset + length;
-        if (pending.length > 0) {
-            data = new byte[pending.length + length];
-            System.arraycopy(pending, 0, data, 0, pending.length);
-            System.arraycopy(in, offset, data, pending.length, length);
-            pos = 0;
-            end = data.length;
-            pending = new byte[0];
+        feed(in, offset, length);
+        while (!pump(sink, Long.MAX_VALUE)) {
+            // until the input is used up
         }
-        while (pos < end) {
+    }
+
+    /** Adds input after what has not been decoded yet. The bytes are copied. */
+    void feed(byte[] in, int offset, int length) {
+        int rest = end - pos;
+        byte[] next = new byte[rest + length];
+        System.arraycopy(data, pos, next, 0, rest);
+        System.arraycopy(in, offset, next, rest, length);
+        data = next;
+        pos = 0;
+        end = next.length;
+    }
+
+    /**
+     * Decodes until about {@code budget} bytes went to {@code sink} (a piece of at most 16 KiB may pass it) or the
+     * input is used up. Returns true when everything fed so far is decoded (feed more, or {@link #finish}), false
+     * when the budget stopped it with more to come: call again, for instance once the reader has caught up. So a
+     * small compressed chunk never turns into megabytes held at once.
+     */
+    boolean pump(Sink sink, long budget) throws ResponseDecodeException {
+        long produced = 0;
+        while (true) {
             switch (state) {
                 case HEADER, MEMBER_END -> {
+                    if (pos >= end) {
+                        return true;
+                    }
                     int used = startMember(data, pos, end);
                     if (used < 0) {
-                        keep(data, pos, end);
-                        return;
+                        if (end - pos > MAX_GZIP_HEADER) {
+                            throw fail("header longer than " + MAX_GZIP_HEADER + " bytes");
+                        }
+                        return true;
                     }
                     pos += used;
                 }
-                case INFLATE -> pos = inflate(data, pos, end, sink);
+                case INFLATE -> {
+                    if (produced >= budget) {
+                        return false;
+                    }
+                    long n = inflate(sink, budget - produced);
+                    if (n < 0) {
+                        return true;    // needs input
+                    }
+                    produced += n;
+                }
                 case TRAILER -> {
                     if (end - pos < 8) {
-                        keep(data, pos, end);
-                        return;
+                        return true;
                     }
                     checkTrailer(data, pos);
                     pos += 8;
                     state = State.MEMBER_END;
                 }
-                case DONE -> throw fail("data after the end of the stream");
+                case DONE -> {
+                    if (pos < end) {
+                        throw fail("data after the end of the stream");
+                    }
+                    return true;
+                }
             }
         }
     }
@@ -87,16 +123,9 @@ final class InflatingDecoder implements AutoCloseable {
     /** Checks the stream ended at a boundary; a truncated body is an error. */
     void finish() throws ResponseDecodeException {
         boolean complete = format == Format.GZIP ? state == State.MEMBER_END : state == State.DONE;
-        if (!complete || pending.length > 0) {
+        if (!complete || pos < end) {
             throw fail("stream ended early (expected: a complete " + name() + " stream)");
         }
-    }
-
-    private void keep(byte[] data, int pos, int end) throws ResponseDecodeException {
-        if (end - pos > MAX_GZIP_HEADER) {
-            throw fail("header longer than " + MAX_GZIP_HEADER + " bytes");
-        }
-        pending = Arrays.copyOfRange(data, pos, end);
     }
 
     /** Parses a gzip member header or picks the deflate flavour; returns bytes used, or -1 if incomplete. */
@@ -158,11 +187,17 @@ final class InflatingDecoder implements AutoCloseable {
         return i - pos;
     }
 
-    private int inflate(byte[] d, int pos, int end, Sink sink) throws ResponseDecodeException {
-        inflater.setInput(d, pos, end - pos);
+    /**
+     * Inflates from the pending input, at most about {@code budget} bytes; returns the bytes produced (0 when the
+     * stream ended before any), or -1 when the inflater needs more input and produced nothing.
+     */
+    private long inflate(Sink sink, long budget) throws ResponseDecodeException {
+        inflater.setInput(data, pos, end - pos);
+        long produced = 0;
         try {
-            while (true) {
+            while (produced < budget) {
                 int n = inflater.inflate(out);
+                pos = end - inflater.getRemaining();
                 if (n > 0) {
                     decoded += n;
                     if (decoded > maxDecoded) {
@@ -174,21 +209,22 @@ final class InflatingDecoder implements AutoCloseable {
                         memberSize += n;
                     }
                     sink.accept(out, 0, n);
+                    produced += n;
                     continue;
                 }
                 if (inflater.finished()) {
-                    int rest = inflater.getRemaining();
                     state = format == Format.GZIP ? State.TRAILER : State.DONE;
-                    return end - rest;
+                    return produced;
                 }
                 if (inflater.needsDictionary()) {
                     throw fail("preset dictionary not supported");
                 }
                 if (inflater.needsInput()) {
-                    return end;
+                    return produced > 0 ? produced : -1;
                 }
                 throw fail("decoder stalled (expected: valid " + name() + ")");
             }
+            return produced;
         } catch (DataFormatException e) {
             throw fail("corrupt data (expected: valid " + name() + ")");
         }

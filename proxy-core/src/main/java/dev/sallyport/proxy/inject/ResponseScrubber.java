@@ -45,6 +45,8 @@ public final class ResponseScrubber implements AutoCloseable {
     private final long maxDecoded;
     private StreamRedactor redactor;
     private InflatingDecoder decoder;
+    /** Identity bodies: what {@link #accept} took and {@link #drain} has not handed on yet. */
+    private ByteBuf held;
     private boolean bodySeen;
 
     ResponseScrubber(ByteBufAllocator alloc, PatternSet values, PatternSet extras, boolean sensitive, long maxDecoded) {
@@ -115,38 +117,75 @@ public final class ResponseScrubber implements AutoCloseable {
         }
     }
 
-    /** Scrubs a body chunk (released here) into zero or more new buffers owned by {@code out}. */
+    /** Scrubs a body chunk (released here) into zero or more new buffers owned by {@code out}, all at once. */
     public void onContent(ByteBuf in, Consumer<? super ByteBuf> out) throws ResponseDecodeException {
+        accept(in);
+        drain(Long.MAX_VALUE, out);
+    }
+
+    /**
+     * Takes a body chunk (released here) for {@link #drain}. Call only once {@link #drain} returned true for the
+     * chunk before: a decoded body is drawn out under a budget, so the output of one small compressed chunk never
+     * has to exist at once.
+     */
+    public void accept(ByteBuf in) throws ResponseDecodeException {
         try {
             if (!in.isReadable()) {
                 return;
             }
             bodySeen = true;
-            if (!active() && decoder == null) {
-                out.accept(in.retain());
-                return;
+            if (decoder != null) {
+                byte[] bytes = new byte[in.readableBytes()];
+                in.getBytes(in.readerIndex(), bytes);
+                decoder.feed(bytes, 0, bytes.length);
+            } else {
+                held = held == null ? in.retain() : alloc.compositeBuffer(2).addComponents(true, held, in.retain());
             }
-            Emitter emit = new Emitter(out);
-            try {
-                if (decoder == null) {
-                    redactor().feed(in, emit.buffer(in.readableBytes()));
-                } else {
-                    byte[] bytes = new byte[in.readableBytes()];
-                    in.getBytes(in.readerIndex(), bytes);
-                    decoder.decode(bytes, 0, bytes.length, (b, off, len) -> redactor().feed(b, off, len, emit.buffer(len)));
-                }
-            } catch (ResponseDecodeException | RuntimeException e) {
-                emit.discard();
-                throw e;
-            }
-            emit.flush();
         } finally {
             in.release();
         }
     }
 
+    /**
+     * Hands on the scrubbed form of what {@link #accept} took, about {@code budget} bytes at most (in pieces of
+     * about 64 KiB); true when all of it is out, false when the budget stopped it (call again).
+     */
+    public boolean drain(long budget, Consumer<? super ByteBuf> out) throws ResponseDecodeException {
+        if (decoder == null && held == null) {
+            return true;
+        }
+        if (!active() && decoder == null) {
+            ByteBuf all = held;
+            held = null;
+            out.accept(all);
+            return true;
+        }
+        Emitter emit = new Emitter(out);
+        try {
+            boolean done;
+            if (decoder == null) {
+                ByteBuf in = held;
+                held = null;
+                try {
+                    redactor().feed(in, emit.buffer(in.readableBytes()));
+                } finally {
+                    in.release();
+                }
+                done = true;
+            } else {
+                done = decoder.pump((b, off, len) -> redactor().feed(b, off, len, emit.buffer(len)), budget);
+            }
+            emit.flush();
+            return done;
+        } catch (ResponseDecodeException | RuntimeException e) {
+            emit.discard();
+            throw e;
+        }
+    }
+
     /** Ends the body: emits what was held back and scrubs {@code trailers} in place. */
     public void onLast(HttpHeaders trailers, Consumer<? super ByteBuf> out) throws ResponseDecodeException {
+        drain(Long.MAX_VALUE, out);     // nothing left when the caller drained as it went
         if (decoder != null && bodySeen) {
             decoder.finish();
         }
@@ -245,6 +284,10 @@ public final class ResponseScrubber implements AutoCloseable {
     private void resetBody() {
         redactor = null;
         bodySeen = false;
+        if (held != null) {
+            held.release();
+            held = null;
+        }
         if (decoder != null) {
             decoder.close();
             decoder = null;

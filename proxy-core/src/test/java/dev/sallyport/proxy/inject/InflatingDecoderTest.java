@@ -75,4 +75,36 @@ class InflatingDecoderTest {
             assertThatThrownBy(() -> decode(d, b.toByteArray(), 4)).hasMessageContaining("after the end");
         }
     }
+
+    @Test
+    void pumpHandsOutABoundedAmountPerCallUntilTheInputIsUsedUp() throws Exception {
+        byte[] data = new byte[8 << 20];
+        java.util.Arrays.fill(data, (byte) 'z');
+        ByteArrayOutputStream gz = new ByteArrayOutputStream();
+        try (java.util.zip.GZIPOutputStream z = new java.util.zip.GZIPOutputStream(gz)) {
+            z.write(data);
+        }
+        byte[] compressed = gz.toByteArray();
+        try (InflatingDecoder d = new InflatingDecoder(InflatingDecoder.Format.GZIP, 16 << 20)) {
+            long[] total = {0};
+            long[] call = {0};
+            int calls = 0;
+            for (int i = 0; i < compressed.length; i += 4096) {
+                d.feed(compressed, i, Math.min(4096, compressed.length - i));
+                boolean done;
+                do {
+                    call[0] = 0;
+                    done = d.pump((b, off, len) -> {
+                        call[0] += len;
+                        total[0] += len;
+                    }, 64 * 1024);
+                    calls++;
+                    assertThat(call[0]).as("one call's output").isLessThanOrEqualTo(64 * 1024 + 16 * 1024);
+                } while (!done);
+            }
+            d.finish();
+            assertThat(total[0]).isEqualTo(data.length);
+            assertThat(calls).as("8 MiB in pieces of at most 80 KiB").isGreaterThan(100);
+        }
+    }
 }

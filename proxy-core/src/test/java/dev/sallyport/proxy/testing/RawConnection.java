@@ -125,6 +125,20 @@ public final class RawConnection implements AutoCloseable {
         }
     }
 
+    /** Only the head of the next response (the body stays unread: a client that stops reading). */
+    public String readResponseHead() {
+        try {
+            return HttpReads.readHead(in);
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /** The connection's input, for a test that reads a body its own way. */
+    public InputStream input() {
+        return in;
+    }
+
     /** Everything until the proxy closes (or a 5 s silence, marked {@code <timeout>}). */
     public String readAll() {
         try {
