@@ -16,7 +16,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Idle keep-alive connections per destination (host, port, TLS) and per event loop, so a reused channel always
  * runs on the loop of the client it serves; each remembers the address it dialed, which the connector checks
  * against the policy in force before reusing it. A pooled channel reads: anything the server sends while idle
- * (or its close) takes it out of the pool.
+ * (or its close) takes it out of the pool, and a channel is handed out only while nothing waits unread on its
+ * socket ({@link PendingInput}) and its codec is in step ({@link UpstreamCodec#inStep}).
  *
  * <p>Bounded twice: {@link #MAX_IDLE_PER_KEY} per destination and loop, and {@code maxIdle} in all; beyond that
  * the connection parked longest ago is closed. Without the second bound a workload that reaches many distinct
@@ -62,11 +63,12 @@ final class UpstreamPool {
                 continue;   // closed as the oldest by another loop: its close takes it out
             }
             Channel ch = parked.channel();
-            if (ch.isActive()) {
+            if (ch.isActive() && UpstreamCodec.inStep(ch) && PendingInput.quiet(ch)) {
                 ch.config().setAutoRead(false);
                 ch.pipeline().remove(GUARD);
                 return parked;
             }
+            ch.close();     // closed, out of step, or the server sent something since: never another exchange's
         }
         return null;
     }

@@ -14,6 +14,11 @@ class UpstreamPoolTest {
 
     static final IpAddress LOOPBACK = IpAddress.parseStrict("127.0.0.1").orElseThrow();
 
+    /** A channel as the pool gets one: with its (in step) HTTP codec. */
+    static EmbeddedChannel channel() {
+        return new EmbeddedChannel(new UpstreamCodec(new io.netty.handler.codec.http.HttpDecoderConfig()));
+    }
+
     static UpstreamPool.Key key(EmbeddedChannel ch, String host) {
         return new UpstreamPool.Key(ch.eventLoop(), host, 443, true);
     }
@@ -21,9 +26,9 @@ class UpstreamPoolTest {
     @Test
     void beyondTheBoundTheOldestParkedConnectionIsClosed() {
         UpstreamPool pool = new UpstreamPool(2);
-        EmbeddedChannel a = new EmbeddedChannel();
-        EmbeddedChannel b = new EmbeddedChannel();
-        EmbeddedChannel c = new EmbeddedChannel();
+        EmbeddedChannel a = channel();
+        EmbeddedChannel b = channel();
+        EmbeddedChannel c = channel();
         pool.offer(key(a, "a.test"), a, LOOPBACK);
         pool.offer(key(b, "b.test"), b, LOOPBACK);
         pool.offer(key(c, "c.test"), c, LOOPBACK);
@@ -46,10 +51,10 @@ class UpstreamPoolTest {
     @Test
     void aTakenConnectionIsNoLongerCountedOrEvicted() {
         UpstreamPool pool = new UpstreamPool(1);
-        EmbeddedChannel a = new EmbeddedChannel();
+        EmbeddedChannel a = channel();
         pool.offer(key(a, "a.test"), a, LOOPBACK);
         assertThat(pool.poll(key(a, "a.test")).channel()).isSameAs(a);
-        EmbeddedChannel b = new EmbeddedChannel();
+        EmbeddedChannel b = channel();
         pool.offer(key(b, "b.test"), b, LOOPBACK);
         assertThat(a.isOpen()).as("in use, not parked: never the oldest parked").isTrue();
         assertThat(pool.size()).isEqualTo(1);
