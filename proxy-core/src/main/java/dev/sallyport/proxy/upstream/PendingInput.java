@@ -28,6 +28,14 @@ final class PendingInput {
     private static final VarHandle ERRNO = CAPTURE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
     private static final MethodHandle RECV = recv();
 
+    /** Per event-loop thread: the errno capture and the byte {@code recv} may copy into. */
+    private record Scratch(MemorySegment state, MemorySegment buf) {}
+
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(() -> {
+        Arena arena = Arena.ofAuto();
+        return new Scratch(arena.allocate(CAPTURE), arena.allocate(1));
+    });
+
     private PendingInput() {}
 
     /** True when nothing waits unread on {@code ch}'s socket (or it cannot be told). */
@@ -35,11 +43,10 @@ final class PendingInput {
         if (RECV == null || !(ch instanceof UnixChannel unix)) {
             return true;
         }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CAPTURE);
-            MemorySegment buf = arena.allocate(1);
-            long n = (long) RECV.invokeExact(state, unix.fd().intValue(), buf, 1L, MSG_PEEK | MSG_DONTWAIT);
-            return n == -1 && (int) ERRNO.get(state, 0L) == EAGAIN;
+        Scratch s = SCRATCH.get();
+        try {
+            long n = (long) RECV.invokeExact(s.state(), unix.fd().intValue(), s.buf(), 1L, MSG_PEEK | MSG_DONTWAIT);
+            return n == -1 && (int) ERRNO.get(s.state(), 0L) == EAGAIN;
         } catch (Throwable t) {
             return false;   // cannot tell on a socket that should have answered: do not reuse it
         }
