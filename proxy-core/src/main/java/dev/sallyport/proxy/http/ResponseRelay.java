@@ -9,6 +9,7 @@ import dev.sallyport.proxy.upstream.UpstreamInitializer;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
@@ -262,37 +263,38 @@ final class ResponseRelay {
                 });
     }
 
+    /**
+     * Turns both pipelines into the relay. The client side goes first: once it is a WebSocket nothing may pass its
+     * HTTP encoder (which refuses raw bytes, silently losing the frames). Then the upstream side: the bytes that
+     * came after the {@code 101} head (decoded by the HTTP codec and kept in {@link Exchange#upgradeBytes}, then
+     * whatever is still in the codec's buffer when it is removed) pass the scrubber and the relay first, in order.
+     * Both relays ask for the next read when they are added.
+     */
     private void switchToRelay(Exchange exchange, Channel client, Channel upstream) {
         AuditRecord audit = exchange.audit;
         audit.status(101);
         frontend.context.emit(new ProxyEvent.ExchangeCompleted(frontend.context.clock().instant(), audit.fields()));
         AtomicLong up = new AtomicLong(exchange.bytesUp);
         AtomicLong down = new AtomicLong(exchange.bytesDown);
-        for (ByteBuf early : exchange.upgradeBytes) {
-            down.addAndGet(early.readableBytes());
-            if (exchange.secrets != null) {
-                exchange.secrets.scrubUpgraded(early, client::write);
-            } else {
-                client.write(early);
-            }
-        }
-        exchange.upgradeBytes.clear();
-        client.flush();
         ChannelPipeline cp = client.pipeline();
+        cp.addLast(new RelayHandler(upstream, up::addAndGet));
+        cp.remove(frontend);
+        cp.remove(HttpServerCodec.class);
+        cp.remove(HttpFramingGuard.class);
+        frontend.context.exchangeFinished();
+        exchange.finished = true;
+        frontend.current = null;
         ChannelPipeline up2 = upstream.pipeline();
         up2.remove(BackendHandler.NAME);
         if (exchange.secrets != null) {
             up2.addLast(exchange.secrets.upgradedFilter());
         }
         up2.addLast(new RelayHandler(client, down::addAndGet));
+        ChannelHandlerContext codec = up2.context(UpstreamInitializer.CODEC);
+        while (!exchange.upgradeBytes.isEmpty()) {
+            codec.fireChannelRead(exchange.upgradeBytes.poll());
+        }
         up2.remove(UpstreamInitializer.CODEC);
-        cp.addLast(new RelayHandler(upstream, up::addAndGet));
-        cp.remove(HttpFramingGuard.class);
-        cp.remove(HttpServerCodec.class);
-        cp.remove(frontend);
-        frontend.context.exchangeFinished();
-        exchange.finished = true;
-        frontend.current = null;
         client.closeFuture().addListener(c -> {
             upstream.close();
             audit.bytes(up.get(), down.get()).duration(exchange.elapsedMs()).reason("websocket_end");

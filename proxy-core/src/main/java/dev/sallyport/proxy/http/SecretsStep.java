@@ -27,7 +27,6 @@ import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import java.util.List;
-import java.util.function.Consumer;
 
 /**
  * The secrets side of one {@link Exchange}, where the data path calls {@code dev.sallyport.proxy.inject}:
@@ -153,15 +152,6 @@ final class SecretsStep {
             out.forEach(ReferenceCountUtil::release);
             out.clear();
             throw e;
-        }
-    }
-
-    /** Scrubs bytes of an upgraded (WebSocket) connection that arrived with the {@code 101}. */
-    void scrubUpgraded(ByteBuf raw, Consumer<ByteBuf> out) {
-        try {
-            scrubber.onContent(raw, out);
-        } catch (ResponseDecodeException e) {
-            throw new IllegalStateException("an upgraded connection is never decoded", e);
         }
     }
 
