@@ -47,6 +47,7 @@ final class AuditRecords {
             case ProxyEvent.CertCacheHit ignored -> Optional.empty();
             case ProxyEvent.UpstreamConnected ignored -> Optional.empty();
             case ProxyEvent.SecretInjected ignored -> Optional.empty();
+            case ProxyEvent.RetiredValueDropped ignored -> Optional.empty();
         };
     }
 

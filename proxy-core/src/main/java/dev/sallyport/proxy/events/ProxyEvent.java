@@ -39,4 +39,10 @@ public sealed interface ProxyEvent {
 
     /** A secret was injected into a request (name only, never the value). */
     record SecretInjected(Instant ts, String secret) implements ProxyEvent {}
+
+    /**
+     * A value a reload retired was dropped from scrubbing to keep the bound on retired values (name only): responses
+     * are no longer scrubbed of it.
+     */
+    record RetiredValueDropped(Instant ts, String secret) implements ProxyEvent {}
 }

@@ -48,9 +48,12 @@ final class SecretsStep {
         this.secrets = secrets;
     }
 
-    /** The step for a request to {@code host} (normalized, bound to the CONNECT target); null when no secrets. */
+    /**
+     * The step for a request to {@code host} (normalized, bound to the CONNECT target); null when there is nothing
+     * to inject, refuse or scrub (no secrets now, and no value loaded before a reload removed them).
+     */
     static SecretsStep open(SecretStore store, String host) {
-        return store.isEmpty() ? null : new SecretsStep(store.exchange(host));
+        return store.idle() ? null : new SecretsStep(store.exchange(host));
     }
 
     /**

@@ -64,6 +64,9 @@ public final class ExchangeSecrets {
      */
     public InjectionResult inject(HttpHeaders headers, String rawTarget) {
         if (store.isEmpty()) {
+            if (sensitive) {    // a host that received a value before a reload removed its secret
+                forceIdentityEncoding(headers);
+            }
             return new Injected(List.of());
         }
         RequestInspector.Outcome o = new RequestInspector(store, host).inspect(headers, rawTarget);
@@ -126,9 +129,9 @@ public final class ExchangeSecrets {
     }
 
     /**
-     * A fresh scrubber for this exchange's response(s). It removes every value of the store (and the exact
-     * Basic credentials sent on this exchange) and, on a sensitive host, decodes gzip/deflate bodies of at
-     * most {@code maxDecodedBytes}.
+     * A fresh scrubber for this exchange's response(s). It removes every value the process knows (those of the
+     * store in force and those a reload retired, as they are now) and the exact Basic credentials sent on this
+     * exchange, and, on a sensitive host, decodes gzip/deflate bodies of at most {@code maxDecodedBytes}.
      */
     public ResponseScrubber responseScrubber(ByteBufAllocator alloc, long maxDecodedBytes) {
         List<PatternSet.Pattern> extras = new ArrayList<>(sentTokens.size());
@@ -136,7 +139,7 @@ public final class ExchangeSecrets {
             extras.add(new PatternSet.Pattern(t, -1, PatternSet.Kind.VALUE));
         }
         PatternSet extraSet = extras.isEmpty() ? PatternSet.EMPTY : new PatternSet(extras);
-        return new ResponseScrubber(alloc, store.patterns().scrub(), extraSet, sensitive, maxDecodedBytes);
+        return new ResponseScrubber(alloc, store.scrubPatterns(), extraSet, sensitive, maxDecodedBytes);
     }
 
     @Override

@@ -155,6 +155,17 @@ final class PatternSet {
         return hits == null ? List.of() : hits;
     }
 
+    /** Zeroes the bytes of every pattern (when the process ends); nothing matches afterwards. */
+    void wipe() {
+        for (Pattern[] bucket : byFirstByte) {
+            if (bucket != null) {
+                for (Pattern p : bucket) {
+                    Arrays.fill(p.bytes, (byte) 0);
+                }
+            }
+        }
+    }
+
     /** A match at {@code position}. */
     record Hit(int position, Pattern pattern) {}
 

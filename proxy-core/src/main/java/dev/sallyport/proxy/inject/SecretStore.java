@@ -21,24 +21,36 @@ import java.util.function.Function;
  * in with the policy; exchanges already running keep the store they started with. {@link #close()}
  * wipes the values; an exchange that injects from a closed store is refused {@code secret_unavailable}
  * (fail closed), while its response scrubbing keeps working (the patterns are separate).
+ *
+ * <p>Scrubbing is wider than the store: a store and every store reloaded from it share one
+ * {@link KnownValues}, every value the process loaded (in force or retired by a reload), and responses are
+ * scrubbed of all of them. {@link #closeAll()} wipes those too, when the proxy stops.
  */
 public final class SecretStore implements AutoCloseable {
 
-    private static final SecretStore EMPTY = new SecretStore(List.of(), null, System::getenv, InstantSource.system());
+    private static final SecretStore EMPTY = new SecretStore(List.of(), null, System::getenv, InstantSource.system(),
+            new KnownValues());
 
     private final List<SecretEntry> entries;
     private final Placeholders placeholders;
     private final Function<String, String> env;
     private final InstantSource clock;
+    private final KnownValues known;
     private volatile StorePatterns patterns;
 
     private SecretStore(List<SecretEntry> entries, Placeholders placeholders, Function<String, String> env,
-                        InstantSource clock) {
+                        InstantSource clock, KnownValues known) {
         this.entries = List.copyOf(entries);
         this.placeholders = placeholders;
         this.env = env;
         this.clock = clock;
+        this.known = known;
         this.patterns = StorePatterns.build(this.entries);
+        for (SecretEntry e : this.entries) {
+            if (e.state() instanceof SecretEntry.State.Loaded l) {
+                known.add(e, l.value());
+            }
+        }
     }
 
     /** A store without secrets: injects nothing, refuses nothing, scrubs nothing. */
@@ -57,8 +69,13 @@ public final class SecretStore implements AutoCloseable {
      */
     public static SecretStore load(List<SecretSpec> specs, Placeholders placeholders, Function<String, String> env,
                                    InstantSource clock) throws SecretLoadException {
+        return load(specs, placeholders, env, clock, new KnownValues());
+    }
+
+    private static SecretStore load(List<SecretSpec> specs, Placeholders placeholders, Function<String, String> env,
+                                    InstantSource clock, KnownValues known) throws SecretLoadException {
         if (specs.isEmpty()) {
-            return new SecretStore(List.of(), placeholders, env, clock);
+            return new SecretStore(List.of(), placeholders, env, clock, known);
         }
         List<SecretEntry> entries = new ArrayList<>();
         List<String> problems = new ArrayList<>();
@@ -87,19 +104,37 @@ public final class SecretStore implements AutoCloseable {
             entries.forEach(SecretEntry::close);
             throw new SecretLoadException(problems);
         }
-        return new SecretStore(entries, placeholders, env, clock);
+        return new SecretStore(entries, placeholders, env, clock, known);
     }
 
-    /** A new store for {@code policy}'s secrets with the same placeholders, environment and clock; re-reads files. */
+    /**
+     * A new store for {@code policy}'s secrets with the same placeholders, environment, clock and known values;
+     * re-reads files. Call {@link #nowInForce()} on it once it replaced this one.
+     */
     public SecretStore reload(Policy policy) throws SecretLoadException {
         if (placeholders == null) {
             throw new IllegalStateException("the empty store cannot reload (expected: a store from load())");
         }
-        return load(policy.secrets(), placeholders, env, clock);
+        return load(policy.secrets(), placeholders, env, clock, known);
     }
 
+    /**
+     * This store replaced the one before it: known values it does not hold are retired (still scrubbed, within
+     * the bound of {@link KnownValues}). Returns the secrets whose oldest retired values were dropped for the
+     * bound and are no longer scrubbed.
+     */
+    public List<String> nowInForce() {
+        return known.inForce(entries);
+    }
+
+    /** True if the policy has no secrets (nothing to inject or refuse); responses may still need scrubbing. */
     public boolean isEmpty() {
         return entries.isEmpty();
+    }
+
+    /** True if there is nothing to inject, refuse or scrub: no secrets now and no value ever loaded before. */
+    public boolean idle() {
+        return entries.isEmpty() && known.isEmpty();
     }
 
     /** Secret names in policy order. */
@@ -114,14 +149,17 @@ public final class SecretStore implements AutoCloseable {
         return Collections.unmodifiableMap(out);
     }
 
-    /** True if some secret is bound to {@code normalizedHost}: its exchanges force identity and decode responses. */
+    /**
+     * True if some secret is bound to {@code normalizedHost}, or was when one of the known values was loaded (that
+     * host received it): its exchanges force identity and decode responses.
+     */
     public boolean sensitive(String normalizedHost) {
         for (SecretEntry e : entries) {
             if (e.boundTo(normalizedHost)) {
                 return true;
             }
         }
-        return false;
+        return known.boundTo(normalizedHost);
     }
 
     /**
@@ -136,9 +174,18 @@ public final class SecretStore implements AutoCloseable {
         return entries;
     }
 
-    /** The current patterns; rebuilt when a lazy secret turns up. */
+    /** The current request patterns; rebuilt when a lazy secret turns up. */
     StorePatterns patterns() {
         return patterns;
+    }
+
+    /** What responses are scrubbed of now: every value the process loaded, in all forms (changes on reload). */
+    PatternSet scrubPatterns() {
+        return known.patterns();
+    }
+
+    KnownValues known() {
+        return known;
     }
 
     /** Value of {@code e} now (retrying a lazy source), rebuilding the patterns if it just appeared. */
@@ -149,6 +196,7 @@ public final class SecretStore implements AutoCloseable {
             synchronized (this) {
                 patterns = StorePatterns.build(entries);
             }
+            known.add(e, v);
         }
         return v;
     }
@@ -156,6 +204,13 @@ public final class SecretStore implements AutoCloseable {
     @Override
     public void close() {
         entries.forEach(SecretEntry::close);
+    }
+
+    /** Closes this store and wipes every known value and this store's patterns: the proxy is stopping. */
+    public void closeAll() {
+        close();
+        known.close();
+        patterns.request().wipe();
     }
 
     @Override

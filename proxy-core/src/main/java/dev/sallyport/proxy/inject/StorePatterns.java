@@ -7,15 +7,14 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * The two pattern sets of a store. {@code request}: every placeholder (raw and base64 fragments) and every
- * loaded value in all its forms, to find misuse in requests. {@code scrub}: every loaded value in all its
- * forms (raw, base64 fragments in both alphabets, percent-encoded, JSON-escaped), removed from responses.
+ * The request patterns of a store: every placeholder (raw and base64 fragments) and every loaded value in all
+ * its forms, to find misuse in requests. What responses are scrubbed of is wider (every value the process ever
+ * loaded, in the same forms) and lives in {@link KnownValues}.
  */
-record StorePatterns(PatternSet request, PatternSet scrub) {
+record StorePatterns(PatternSet request) {
 
     static StorePatterns build(List<SecretEntry> entries) {
         List<Pattern> request = new ArrayList<>();
-        List<Pattern> scrub = new ArrayList<>();
         for (SecretEntry e : entries) {
             request.add(new Pattern(e.placeholderBytes, e.index, Kind.PLACEHOLDER));
             for (byte[] f : EncodedForms.base64Fragments(e.placeholderBytes)) {
@@ -24,16 +23,15 @@ record StorePatterns(PatternSet request, PatternSet scrub) {
             if (e.state() instanceof SecretEntry.State.Loaded l && !l.value().isWiped()) {
                 byte[] v = l.value().copyBytes();
                 for (byte[] form : valueForms(v)) {
-                    Pattern p = new Pattern(form, e.index, Kind.VALUE);
-                    request.add(p);
-                    scrub.add(p);
+                    request.add(new Pattern(form, e.index, Kind.VALUE));
                 }
                 Arrays.fill(v, (byte) 0);
             }
         }
-        return new StorePatterns(new PatternSet(request), new PatternSet(scrub));
+        return new StorePatterns(new PatternSet(request));
     }
 
+    /** The forms of a value that are searched for: raw, base64 fragments, percent-encoded, JSON-escaped. */
     static List<byte[]> valueForms(byte[] v) {
         List<byte[]> forms = new ArrayList<>();
         forms.add(v.clone());
@@ -45,6 +43,6 @@ record StorePatterns(PatternSet request, PatternSet scrub) {
 
     @Override
     public String toString() {
-        return "StorePatterns[request=" + request + ", scrub=" + scrub + "]";
+        return "StorePatterns[request=" + request + "]";
     }
 }

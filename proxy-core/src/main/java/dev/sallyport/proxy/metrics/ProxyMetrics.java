@@ -34,6 +34,7 @@ import org.slf4j.LoggerFactory;
  *       {@link ProxyEvent.TunnelEnded} except an intercepted {@code tunnel_end} (its bytes are the
  *       exchanges inside it, already counted). Passthrough tunnels and WebSocket relays count here.</li>
  *   <li>{@code sallyport_secret_refusals_total{reason,secret}}: requests refused because of a secret.</li>
+ *   <li>{@code sallyport_secrets_retired_dropped_total}: one per {@link ProxyEvent.RetiredValueDropped}.</li>
  *   <li>Gauges from the opened/closed events; timers from {@code CertMinted} and {@code UpstreamConnected}.</li>
  * </ul>
  * Label values come from the policy (rule and secret names); at most {@value #MAX_LABEL_SETS} distinct
@@ -58,6 +59,7 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
     private final Counter reloadSuccess;
     private final Counter reloadFailure;
     private final Counter auditDropped;
+    private final Counter retiredDropped;
     private final Map<String, Counter> requests = new ConcurrentHashMap<>();
     private final Map<String, Counter> secrets = new ConcurrentHashMap<>();
     private final Map<String, Counter> secretRefusals = new ConcurrentHashMap<>();
@@ -85,6 +87,9 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
         reloadFailure = reloads("failure");
         auditDropped = Counter.builder("sallyport.audit.dropped")
                 .description("Audit records lost (queue full or write failed); must stay 0").register(registry);
+        retiredDropped = Counter.builder("sallyport.secrets.retired.dropped")
+                .description("Values retired by a reload and then dropped from scrubbing to keep the bound")
+                .register(registry);
         Gauge.builder("sallyport.audit.failing", auditFailing, AtomicLong::get)
                 .description("1 while the audit log is failing and new requests are refused").register(registry);
         runtimeMeters = new CompletableFuture<>();
@@ -152,6 +157,7 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
             case ProxyEvent.CertCacheHit ignored -> certCacheHits.increment();
             case ProxyEvent.UpstreamConnected u -> record(upstreamConnect, u.took());
             case ProxyEvent.SecretInjected s -> secret(s.secret()).increment();
+            case ProxyEvent.RetiredValueDropped ignored -> retiredDropped.increment();
         }
     }
 

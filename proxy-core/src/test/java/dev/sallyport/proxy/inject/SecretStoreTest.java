@@ -102,7 +102,7 @@ class SecretStoreTest {
         assertThat(store.exchange("api.example.com").inject(h, "/")).isEqualTo(new Injected(List.of("L")));
         assertThat(h.get("Authorization")).isEqualTo("Bearer arrived-late-123");
         // the value that appeared is scrubbed from responses too
-        assertThat(store.patterns().scrub().isEmpty()).isFalse();
+        assertThat(store.scrubPatterns().isEmpty()).isFalse();
     }
 
     @Test

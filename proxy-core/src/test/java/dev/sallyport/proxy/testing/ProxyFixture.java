@@ -30,10 +30,17 @@ public final class ProxyFixture implements AutoCloseable {
     public final Path auditFile;
     private static final java.util.concurrent.atomic.AtomicInteger COUNT = new java.util.concurrent.atomic.AtomicInteger();
 
-    private ProxyFixture(String yaml, MapResolver resolver, Path dir) throws Exception {
+    private ProxyFixture(String yaml, MapResolver resolver, Path dir, Path policyFile) throws Exception {
         this.resolver = resolver;
         auditFile = dir.resolve("audit-" + COUNT.incrementAndGet() + ".jsonl");
-        Policy policy = PolicyLoader.parse(yaml.replace("AUDIT_PATH", auditFile.toString()), "test-policy.yaml");
+        String text = yaml.replace("AUDIT_PATH", auditFile.toString());
+        Policy policy;
+        if (policyFile == null) {
+            policy = PolicyLoader.parse(text, "test-policy.yaml");
+        } else {
+            Files.writeString(policyFile, text);
+            policy = PolicyLoader.load(policyFile);
+        }
         CertificateAuthority ca = CertificateAuthority.ephemeral("Sallyport Test CA");
         caPem = dir.resolve("proxy-ca.pem");
         Files.write(caPem, CaExport.pem(ca, false));
@@ -44,7 +51,28 @@ public final class ProxyFixture implements AutoCloseable {
 
     /** {@code yaml} is a whole policy; see {@link #policy} for a helper that fills the usual parts. */
     public static ProxyFixture start(String yaml, MapResolver resolver, Path dir) throws Exception {
-        return new ProxyFixture(yaml, resolver, dir);
+        return new ProxyFixture(yaml, resolver, dir, null);
+    }
+
+    /**
+     * Like {@link #start}, with the policy written to {@code policyFile} first and loaded from it, so that
+     * {@link #reload} can replace it (keep {@code dir}, where the audit goes, outside the file's folder).
+     */
+    public static ProxyFixture startFromFile(String yaml, Path policyFile, MapResolver resolver, Path dir)
+            throws Exception {
+        return new ProxyFixture(yaml, resolver, dir, policyFile);
+    }
+
+    /** Replaces the policy file (one atomic move) and reloads it; fails unless the reload succeeded. */
+    public void reload(String yaml) throws IOException {
+        Path file = proxy.policies().source();
+        Path next = file.resolveSibling(file.getFileName() + ".next");
+        Files.writeString(next, yaml.replace("AUDIT_PATH", auditFile.toString()));
+        Files.move(next, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        if (!proxy.policies().reload().success()) {
+            throw new AssertionError("policy reload failed: " + events.events);
+        }
     }
 
     /**
