@@ -21,6 +21,7 @@ import okhttp3.Request;
 import okhttp3.Response;
 import okhttp3.WebSocket;
 import org.assertj.core.api.SoftAssertions;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -32,6 +33,11 @@ class RetiredSecretsTest {
 
     static {
         LeakCheck.install();
+    }
+
+    @AfterAll
+    static void noLeaks() {
+        assertThat(LeakCheck.collect()).as("Netty buffer leaks").isEmpty();
     }
 
     static final String HOST = WebSocketRig.HOST;

@@ -1,33 +1,26 @@
 package dev.sallyport.proxy.http;
 
-import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.inject.ResponseDecodeException;
 import dev.sallyport.proxy.inject.SecretReasons;
-import dev.sallyport.proxy.internal.AuditRecord;
-import dev.sallyport.proxy.internal.RelayHandler;
 import dev.sallyport.proxy.upstream.UpstreamInitializer;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponse;
-import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Carries one exchange's response from the upstream to the client: the next upstream read only after the
- * client write succeeded. On a {@code 101} to a WebSocket request both pipelines drop their HTTP codecs and
- * become a byte relay, audited as {@code websocket_end} when it closes.
+ * client write succeeded. On a {@code 101} to a WebSocket request the {@code 101} goes to the client and
+ * {@link WebSocketRelay} takes both connections over.
  */
 final class ResponseRelay {
 
@@ -243,6 +236,14 @@ final class ResponseRelay {
     }
 
     private void upgrade(Exchange exchange, HttpResponse response) {
+        String accepted = response.headers().get(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
+        if (exchange.secrets != null && accepted != null) {
+            // the proxy offered none (SecretsStep), so it can read every frame: a compressed one could not be scrubbed
+            frontend.upstreamFailed(exchange, 502, SecretsStep.EXTENSION_REFUSED, "upstream "
+                    + exchange.destination.text() + " accepted WebSocket extensions that were not offered: '"
+                    + accepted + "' (expected: none)");
+            return;
+        }
         exchange.status = 101;
         exchange.responseStarted = true;
         exchange.upgraded = true;
@@ -259,47 +260,7 @@ final class ResponseRelay {
                         client.close();
                         return;
                     }
-                    client.eventLoop().execute(() -> switchToRelay(exchange, client, upstream));
+                    client.eventLoop().execute(() -> WebSocketRelay.start(frontend, exchange, client, upstream));
                 });
-    }
-
-    /**
-     * Turns both pipelines into the relay. The client side goes first: once it is a WebSocket nothing may pass its
-     * HTTP encoder (which refuses raw bytes, silently losing the frames). Then the upstream side: the bytes that
-     * came after the {@code 101} head (decoded by the HTTP codec and kept in {@link Exchange#upgradeBytes}, then
-     * whatever is still in the codec's buffer when it is removed) pass the scrubber and the relay first, in order.
-     * Both relays ask for the next read when they are added.
-     */
-    private void switchToRelay(Exchange exchange, Channel client, Channel upstream) {
-        AuditRecord audit = exchange.audit;
-        audit.status(101);
-        frontend.context.emit(new ProxyEvent.ExchangeCompleted(frontend.context.clock().instant(), audit.fields()));
-        AtomicLong up = new AtomicLong(exchange.bytesUp);
-        AtomicLong down = new AtomicLong(exchange.bytesDown);
-        ChannelPipeline cp = client.pipeline();
-        cp.addLast(new RelayHandler(upstream, up::addAndGet));
-        cp.remove(frontend);
-        cp.remove(HttpServerCodec.class);
-        cp.remove(HttpFramingGuard.class);
-        frontend.context.exchangeFinished();
-        exchange.finished = true;
-        frontend.current = null;
-        ChannelPipeline up2 = upstream.pipeline();
-        up2.remove(BackendHandler.NAME);
-        if (exchange.secrets != null) {
-            up2.addLast(exchange.secrets.upgradedFilter());
-        }
-        up2.addLast(new RelayHandler(client, down::addAndGet));
-        ChannelHandlerContext codec = up2.context(UpstreamInitializer.CODEC);
-        while (!exchange.upgradeBytes.isEmpty()) {
-            codec.fireChannelRead(exchange.upgradeBytes.poll());
-        }
-        up2.remove(UpstreamInitializer.CODEC);
-        client.closeFuture().addListener(c -> {
-            upstream.close();
-            audit.bytes(up.get(), down.get()).duration(exchange.elapsedMs()).reason("websocket_end");
-            frontend.context.emit(new ProxyEvent.TunnelEnded(frontend.context.clock().instant(), "websocket_end",
-                    audit.fields()));
-        });
     }
 }

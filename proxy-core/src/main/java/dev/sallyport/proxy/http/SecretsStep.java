@@ -10,6 +10,7 @@ import dev.sallyport.proxy.inject.SecretReasons;
 import dev.sallyport.proxy.inject.SecretStore;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
+import dev.sallyport.proxy.websocket.MessageScrubHandler;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelFutureListener;
@@ -31,18 +32,23 @@ import java.util.List;
 /**
  * The secrets side of one {@link Exchange}, where the data path calls {@code dev.sallyport.proxy.inject}:
  * placeholders swapped in the request head (or the request refused), the request body checked chunk by chunk
- * before it goes upstream, and the response (head, body, trailers, or the bytes of an upgraded connection)
- * scrubbed of every real value before it goes to the client. Lives on the exchange's event loop.
+ * before it goes upstream, and the response (head, body, trailers, or the messages of a WebSocket) scrubbed of
+ * every real value before it goes to the client. Lives on the exchange's event loop.
  */
 final class SecretsStep {
 
     private static final long DEFAULT_MAX_DECODED = 64L * 1024 * 1024;
+
+    /** A {@code 101} accepted WebSocket extensions the proxy did not offer (it offers none): answered 502. */
+    static final String EXTENSION_REFUSED = "websocket_extension_refused";
 
     private final ExchangeSecrets secrets;
     private RequestBodyGuard guard;     // made at the first body chunk: most requests have none
     private ResponseScrubber scrubber;
     private HttpHeaders trailers;
     private boolean ended;
+    private ByteBufAllocator alloc;
+    private long maxDecoded;
 
     private SecretsStep(ExchangeSecrets secrets) {
         this.secrets = secrets;
@@ -72,7 +78,13 @@ final class SecretsStep {
                     i.secrets().forEach(s -> context.emit(new ProxyEvent.SecretInjected(context.clock().instant(), s)));
                 }
                 long cap = context.policy().proxy().limits().maxBodyBytes();
-                scrubber = secrets.responseScrubber(alloc, cap > 0 ? cap : DEFAULT_MAX_DECODED);
+                this.alloc = alloc;
+                maxDecoded = cap > 0 ? cap : DEFAULT_MAX_DECODED;
+                scrubber = secrets.responseScrubber(alloc, maxDecoded);
+                if (head.headers().contains(HttpHeaderNames.UPGRADE)) {
+                    // every frame must be readable to be scrubbed and checked: no permessage-deflate, no extension
+                    head.headers().remove(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
+                }
                 return null;
             }
         }
@@ -158,9 +170,9 @@ final class SecretsStep {
         }
     }
 
-    /** The handler that scrubs the upstream-to-client bytes of an upgraded connection (before the relay). */
-    ChannelHandler upgradedFilter() {
-        return new UpgradedScrubHandler(scrubber);
+    /** The handler that scrubs the server's WebSocket messages (upstream side, before the relay). */
+    ChannelHandler messageScrubber() {
+        return new MessageScrubHandler(() -> secrets.responseScrubber(alloc, maxDecoded));
     }
 
     /** Frees the scrubber's decoder (once the exchange is over). */

@@ -1,0 +1,119 @@
+package dev.sallyport.proxy.websocket;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sallyport.policy.HostPattern;
+import dev.sallyport.policy.SecretSource;
+import dev.sallyport.policy.SecretSpec;
+import dev.sallyport.proxy.inject.ExchangeSecrets;
+import dev.sallyport.proxy.inject.Placeholders;
+import dev.sallyport.proxy.inject.SecretStore;
+import dev.sallyport.proxy.testing.LeakCheck;
+import dev.sallyport.proxy.testing.WsFrames;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/** The two WebSocket handlers on an {@link EmbeddedChannel}, fed one byte at a time. */
+class MessageHandlersTest {
+
+    static {
+        LeakCheck.install();
+    }
+
+    @AfterAll
+    static void noLeaks() {
+        assertThat(LeakCheck.collect()).as("Netty buffer leaks").isEmpty();
+    }
+
+    static final String VALUE = "handler-real-value-0123456789abcdef";
+    static final String PLACEHOLDER = "sallyport-ph-handlertestplaceholder1";
+
+    static ExchangeSecrets secrets(String host) throws Exception {
+        SecretSpec spec = new SecretSpec("TOKEN", 1, new SecretSource.Env("TOKEN"),
+                List.of(HostPattern.parse("api.example.com")), List.of("Authorization"), PLACEHOLDER, false, false);
+        byte[] key = new byte[32];
+        Arrays.fill(key, (byte) 7);
+        SecretStore store = SecretStore.load(List.of(spec), Placeholders.withKey(key), Map.of("TOKEN", VALUE)::get,
+                InstantSource.system());
+        return store.exchange(host);
+    }
+
+    static void feedByteByByte(EmbeddedChannel ch, byte[] stream) {
+        for (byte b : stream) {
+            ch.writeInbound(Unpooled.wrappedBuffer(new byte[] {b}));
+        }
+    }
+
+    static byte[] drainInbound(EmbeddedChannel ch) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        for (ByteBuf b; (b = ch.readInbound()) != null; ) {
+            out.writeBytes(ByteBufUtil.getBytes(b));
+            b.release();
+        }
+        return out.toByteArray();
+    }
+
+    @Test
+    void aValueSplitOverOneByteReadsAndFragmentsIsReplacedAndFramedAgain() throws Exception {
+        ExchangeSecrets secrets = secrets("other.example.com");
+        EmbeddedChannel ch = new EmbeddedChannel(new MessageScrubHandler(
+                () -> secrets.responseScrubber(ByteBufAllocator.DEFAULT, 1024)));
+        byte[] text = ("v=" + VALUE + ".").getBytes(StandardCharsets.UTF_8);
+        ByteArrayOutputStream stream = new ByteArrayOutputStream();
+        for (int i = 0; i < text.length; i += 4) {
+            int end = Math.min(text.length, i + 4);
+            stream.writeBytes(WsFrames.frame(end == text.length, i == 0 ? WsFrames.TEXT : WsFrames.CONTINUATION,
+                    Arrays.copyOfRange(text, i, end)));
+            if (i == 8) {
+                stream.writeBytes(WsFrames.text(true, WsFrames.PING, VALUE));
+            }
+        }
+        feedByteByByte(ch, stream.toByteArray());
+        ByteArrayInputStream out = new ByteArrayInputStream(drainInbound(ch));
+        ByteArrayOutputStream message = new ByteArrayOutputStream();
+        List<Integer> opcodes = new ArrayList<>();
+        WsFrames.Frame f;
+        do {
+            f = WsFrames.read(out);
+            opcodes.add(f.opcode());
+            if (f.opcode() == WsFrames.PING) {
+                assertThat(f.text()).doesNotContain(VALUE).hasSize(VALUE.length());
+            } else {
+                message.writeBytes(f.payload());
+            }
+        } while (!f.fin() || f.opcode() == WsFrames.PING);
+        assertThat(out.available()).isZero();
+        assertThat(opcodes.getFirst()).isEqualTo(WsFrames.TEXT);
+        assertThat(opcodes.subList(1, opcodes.size())).containsOnly(WsFrames.CONTINUATION, WsFrames.PING)
+                .contains(WsFrames.PING);
+        assertThat(message.toString(StandardCharsets.UTF_8)).startsWith("v=").endsWith(".").doesNotContain(VALUE)
+                .hasSize(text.length);
+        assertThat(ch.finishAndReleaseAll()).isFalse();
+    }
+
+    @Test
+    void bytesHeldBackInAMessageTheServerNeverFinishedAreDropped() throws Exception {
+        ExchangeSecrets secrets = secrets("other.example.com");
+        EmbeddedChannel ch = new EmbeddedChannel(new MessageScrubHandler(
+                () -> secrets.responseScrubber(ByteBufAllocator.DEFAULT, 1024)));
+        byte[] start = ("x " + VALUE.substring(0, 20)).getBytes(StandardCharsets.UTF_8);
+        ch.writeInbound(Unpooled.wrappedBuffer(WsFrames.frame(false, WsFrames.TEXT, start)));
+        byte[] sent = drainInbound(ch);
+        assertThat(new String(sent, StandardCharsets.UTF_8)).doesNotContain(VALUE.substring(0, 20));
+        ch.close();
+        assertThat(drainInbound(ch)).isEmpty();
+    }
+}
