@@ -23,8 +23,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Messages an upstream sends over an upgraded (WebSocket) connection are scrubbed of every real value: here a
- * WebSocket echo sends back a value that belongs to another host's secret. (Messages end in '.', which starts no
- * form of the value: trailing bytes that could start one are held until the next bytes from upstream.)
+ * WebSocket echo sends back the value of the secret bound to it. (The client sends the value itself only to have
+ * it echoed; toward a host the secret is not bound to, that message would be refused, see WebSocketGuardTest.)
  */
 class SecretsWebSocketTest {
 
@@ -42,7 +42,7 @@ class SecretsWebSocketTest {
         Files.writeString(valueFile, VALUE + "\n");
         try (EchoUpstream upstream = EchoUpstream.https(pki.issue("upstream.test"))) {
             String rules = "  - name: upstream\n    hosts: [upstream.test]\n    ports: [" + upstream.port() + "]\n"
-                    + "secrets:\n  - name: OTHER\n    from: file:" + valueFile + "\n    hosts: [elsewhere.test]\n"
+                    + "secrets:\n  - name: OTHER\n    from: file:" + valueFile + "\n    hosts: [upstream.test]\n"
                     + "    headers: [Authorization]\n    placeholder: sallyport-ph-websockettestplaceholder\n";
             try (ProxyFixture proxy = ProxyFixture.start(ProxyFixture.policy(pki.rootPem(dir),
                     "upstream.test:" + upstream.port(), "", rules), new MapResolver().map("upstream.test", "127.0.0.1"),

@@ -10,9 +10,11 @@ import dev.sallyport.proxy.inject.SecretReasons;
 import dev.sallyport.proxy.inject.SecretStore;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
+import dev.sallyport.proxy.websocket.MessageGuardHandler;
 import dev.sallyport.proxy.websocket.MessageScrubHandler;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandler;
 import io.netty.buffer.Unpooled;
@@ -28,12 +30,14 @@ import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * The secrets side of one {@link Exchange}, where the data path calls {@code dev.sallyport.proxy.inject}:
  * placeholders swapped in the request head (or the request refused), the request body checked chunk by chunk
  * before it goes upstream, and the response (head, body, trailers, or the messages of a WebSocket) scrubbed of
- * every real value before it goes to the client. Lives on the exchange's event loop.
+ * every real value before it goes to the client; a WebSocket's client messages are checked like a body. Lives on
+ * the exchange's event loop.
  */
 final class SecretsStep {
 
@@ -173,6 +177,14 @@ final class SecretsStep {
     /** The handler that scrubs the server's WebSocket messages (upstream side, before the relay). */
     ChannelHandler messageScrubber() {
         return new MessageScrubHandler(() -> secrets.responseScrubber(alloc, maxDecoded));
+    }
+
+    /**
+     * The handler that checks the client's WebSocket messages (client side, before the relay); {@code refused}
+     * audits a refusal, after which the WebSocket is closed (1008) and {@code upstream} with it.
+     */
+    ChannelHandler messageGuard(Consumer<InjectionResult.Refused> refused, Channel upstream) {
+        return new MessageGuardHandler(secrets::messageGuard, refused, upstream);
     }
 
     /** Frees the scrubber's decoder (once the exchange is over). */

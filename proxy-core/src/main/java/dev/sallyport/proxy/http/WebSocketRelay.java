@@ -1,6 +1,7 @@
 package dev.sallyport.proxy.http;
 
 import dev.sallyport.proxy.events.ProxyEvent;
+import dev.sallyport.proxy.inject.InjectionResult;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.RelayHandler;
 import dev.sallyport.proxy.upstream.UpstreamInitializer;
@@ -8,13 +9,16 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.HttpServerCodec;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The WebSocket phase of an exchange, once its {@code 101} reached the client: both pipelines drop their HTTP
- * handlers and relay. With secrets, the upstream side reads frames through {@code MessageScrubHandler} (each
- * message scrubbed); without, bytes are relayed as they are. Audited as {@code websocket_end} when the client
- * connection closes.
+ * handlers and relay. With secrets, the client side reads frames through {@code MessageGuardHandler} (each message
+ * checked like a request body) and the upstream side through {@code MessageScrubHandler} (each message scrubbed);
+ * without, bytes are relayed as they are. Audited as {@code websocket_end} when the client connection closes, and
+ * a refused message as a {@code websocket_message} decision.
  */
 final class WebSocketRelay {
 
@@ -33,10 +37,17 @@ final class WebSocketRelay {
         frontend.context.emit(new ProxyEvent.ExchangeCompleted(frontend.context.clock().instant(), audit.fields()));
         AtomicLong up = new AtomicLong(exchange.bytesUp);
         AtomicLong down = new AtomicLong(exchange.bytesDown);
+        AtomicReference<InjectionResult.Refused> refusal = new AtomicReference<>();
         SecretsStep secrets = exchange.secrets;
         ChannelPipeline cp = client.pipeline();
         if (secrets != null) {
             secrets.close();    // the HTTP scrubber; each message gets its own
+            cp.addLast(secrets.messageGuard(r -> {
+                refusal.set(r);
+                audit.denied(r.reason()).secrets(List.of(r.secret()));
+                frontend.context.emit(new ProxyEvent.Decided(frontend.context.clock().instant(), "websocket_message",
+                        audit.fields()));
+            }, upstream));
         }
         cp.addLast(new RelayHandler(upstream, up::addAndGet));
         cp.remove(frontend);
@@ -58,7 +69,10 @@ final class WebSocketRelay {
         up2.remove(UpstreamInitializer.CODEC);
         client.closeFuture().addListener(c -> {
             upstream.close();
-            audit.bytes(up.get(), down.get()).duration(exchange.elapsedMs()).reason("websocket_end");
+            audit.bytes(up.get(), down.get()).duration(exchange.elapsedMs());
+            if (refusal.get() == null) {
+                audit.reason("websocket_end");
+            }
             frontend.context.emit(new ProxyEvent.TunnelEnded(frontend.context.clock().instant(), "websocket_end",
                     audit.fields()));
         });

@@ -16,7 +16,8 @@ import java.util.List;
  *
  * <ol>
  *   <li>{@link #inject(HttpRequest)} before the request goes upstream: swaps placeholders or refuses;</li>
- *   <li>{@link #bodyGuard()} for each request body chunk, before forwarding it;</li>
+ *   <li>{@link #bodyGuard()} for each request body chunk, before forwarding it ({@link #messageGuard()} for each
+ *       WebSocket message from the client);</li>
  *   <li>{@link #responseScrubber} for the response head, chunks and trailers.</li>
  * </ol>
  */
@@ -125,7 +126,15 @@ public final class ExchangeSecrets {
 
     /** A fresh streaming checker for this request's body. */
     public RequestBodyGuard bodyGuard() {
-        return new RequestBodyGuard(store, host);
+        return new RequestBodyGuard(store, host, "body");
+    }
+
+    /**
+     * A fresh checker for one WebSocket message the client sends on this exchange's connection (the payloads of
+     * its fragments in order, unmasked): the same rule as a request body.
+     */
+    public RequestBodyGuard messageGuard() {
+        return new RequestBodyGuard(store, host, "websocket message");
     }
 
     /**

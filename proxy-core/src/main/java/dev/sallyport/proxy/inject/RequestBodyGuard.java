@@ -19,15 +19,18 @@ public final class RequestBodyGuard {
 
     private final SecretStore store;
     private final String host;
+    private final String place;
     private final PatternSet patterns;
     private final byte[] window;
     private final int keep;
     private int carried;
     private Refused refusal;
 
-    RequestBodyGuard(SecretStore store, String host) {
+    /** {@code place} names what is checked in a refusal's {@code where}: {@code body}, {@code websocket message}. */
+    RequestBodyGuard(SecretStore store, String host, String place) {
         this.store = store;
         this.host = host;
+        this.place = place;
         this.patterns = store.patterns().request();
         this.keep = Math.max(1, patterns.maxLength() - 1);
         this.window = new byte[keep + SLICE];
@@ -82,9 +85,9 @@ public final class RequestBodyGuard {
             if (bound) {
                 return false;
             }
-            refusal = new Refused(SecretReasons.WRONG_HOST, e.name(), "body (real value)");
+            refusal = new Refused(SecretReasons.WRONG_HOST, e.name(), place + " (real value)");
         } else {
-            refusal = new Refused(bound ? SecretReasons.WRONG_PLACE : SecretReasons.WRONG_HOST, e.name(), "body");
+            refusal = new Refused(bound ? SecretReasons.WRONG_PLACE : SecretReasons.WRONG_HOST, e.name(), place);
         }
         return true;
     }

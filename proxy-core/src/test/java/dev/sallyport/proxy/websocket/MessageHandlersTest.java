@@ -6,6 +6,7 @@ import dev.sallyport.policy.HostPattern;
 import dev.sallyport.policy.SecretSource;
 import dev.sallyport.policy.SecretSpec;
 import dev.sallyport.proxy.inject.ExchangeSecrets;
+import dev.sallyport.proxy.inject.InjectionResult.Refused;
 import dev.sallyport.proxy.inject.Placeholders;
 import dev.sallyport.proxy.inject.SecretStore;
 import dev.sallyport.proxy.testing.LeakCheck;
@@ -115,5 +116,42 @@ class MessageHandlersTest {
         assertThat(new String(sent, StandardCharsets.UTF_8)).doesNotContain(VALUE.substring(0, 20));
         ch.close();
         assertThat(drainInbound(ch)).isEmpty();
+    }
+
+    @Test
+    void aPlaceholderSplitOverMaskedFragmentsClosesWith1008AndStopsForwarding() throws Exception {
+        ExchangeSecrets secrets = secrets("other.example.com");
+        EmbeddedChannel upstream = new EmbeddedChannel();
+        List<Refused> refused = new ArrayList<>();
+        EmbeddedChannel ch = new EmbeddedChannel(new MessageGuardHandler(secrets::messageGuard, refused::add, upstream));
+        byte[] text = ("t=" + PLACEHOLDER).getBytes(StandardCharsets.UTF_8);
+        int half = text.length / 2;
+        byte[] first = WsFrames.masked(false, WsFrames.TEXT, Arrays.copyOf(text, half), new byte[] {1, 2, 3, 4});
+        byte[] second = WsFrames.masked(true, WsFrames.CONTINUATION, Arrays.copyOfRange(text, half, text.length),
+                new byte[] {5, 6, 7, 8});
+        ch.writeInbound(Unpooled.wrappedBuffer(first));
+        assertThat(drainInbound(ch)).as("the first fragment passes unchanged").isEqualTo(first);
+        ch.writeInbound(Unpooled.wrappedBuffer(second));
+        assertThat(drainInbound(ch)).as("the one completing the placeholder does not").isEmpty();
+        assertThat(refused).containsExactly(new Refused("secret_wrong_host", "TOKEN", "websocket message"));
+        ByteBuf close = ch.readOutbound();
+        WsFrames.Frame f = WsFrames.read(new ByteArrayInputStream(ByteBufUtil.getBytes(close)));
+        close.release();
+        assertThat(f.closeCode()).isEqualTo(1008);
+        assertThat(f.masked()).isFalse();
+        assertThat(ch.isOpen()).isFalse();
+        assertThat(upstream.isOpen()).isFalse();
+    }
+
+    @Test
+    void aPlaceholderInAPingIsRefusedToo() throws Exception {
+        ExchangeSecrets secrets = secrets("api.example.com");
+        List<Refused> refused = new ArrayList<>();
+        EmbeddedChannel ch = new EmbeddedChannel(new MessageGuardHandler(secrets::messageGuard, refused::add,
+                new EmbeddedChannel()));
+        feedByteByByte(ch, WsFrames.masked(true, WsFrames.PING, PLACEHOLDER.getBytes(StandardCharsets.US_ASCII),
+                new byte[] {9, 9, 9, 9}));
+        assertThat(refused).singleElement().satisfies(r -> assertThat(r.reason()).isEqualTo("secret_wrong_place"));
+        ch.finishAndReleaseAll();
     }
 }
