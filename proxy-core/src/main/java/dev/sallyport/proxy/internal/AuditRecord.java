@@ -67,6 +67,8 @@ public final class AuditRecord {
     public AuditRecord reason(String why) { reason = why; return this; }
 
     public String client() { return client; }
+    /** The verdict so far ({@code allow}, {@code deny}, ...), null before any decision. */
+    public String decision() { return decision; }
     public String host() { return host; }
     public Integer port() { return port; }
 

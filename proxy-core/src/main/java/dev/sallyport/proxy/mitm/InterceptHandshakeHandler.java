@@ -19,7 +19,6 @@ public final class InterceptHandshakeHandler extends ChannelInboundHandlerAdapte
     private final ProxyContext context;
     private final UpstreamConnector connector;
     private TunnelTarget tunnel;
-    private boolean refused;
 
     public InterceptHandshakeHandler(ProxyContext context, UpstreamConnector connector, TunnelTarget tunnel) {
         this.context = context;
@@ -55,16 +54,7 @@ public final class InterceptHandshakeHandler extends ChannelInboundHandlerAdapte
     }
 
     private void refuse(ChannelHandlerContext ctx, Throwable cause) {
-        if (!refused) {
-            refused = true;
-            SniRefused sni = SniRefused.find(cause);
-            if (sni != null) {
-                TunnelAudit.refused(context, tunnel, sni.reason(), sni.getMessage());
-            } else {
-                TunnelAudit.refused(context, tunnel, "client_tls_failed",
-                        "client TLS handshake failed: " + cause.getMessage());
-            }
-        }
+        TunnelAudit.failed(context, tunnel, cause);   // once per tunnel
         ctx.close();
     }
 }

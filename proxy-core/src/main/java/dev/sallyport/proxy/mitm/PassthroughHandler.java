@@ -11,6 +11,8 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.ssl.AbstractSniHandler;
 import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongConsumer;
 
 /**
@@ -25,10 +27,13 @@ public final class PassthroughHandler extends AbstractSniHandler<UpstreamLease> 
     private final TunnelTarget tunnel;
     private final LongConsumer upCounter;
     private final LongConsumer downCounter;
+    private final long helloTimeoutMillis;
+    private ScheduledFuture<?> helloDeadline;
 
     public PassthroughHandler(ProxyContext context, UpstreamConnector connector, TunnelTarget tunnel,
                               LongConsumer upCounter, LongConsumer downCounter) {
-        super(context.policy().proxy().timeouts().tls().toMillis());
+        super(0);   // the ClientHello deadline is ours: Netty's would close the tunnel without a word
+        this.helloTimeoutMillis = context.policy().proxy().timeouts().tls().toMillis();
         this.context = context;
         this.connector = connector;
         this.tunnel = tunnel;
@@ -37,7 +42,24 @@ public final class PassthroughHandler extends AbstractSniHandler<UpstreamLease> 
     }
 
     @Override
+    public void handlerAdded(ChannelHandlerContext ctx) throws Exception {
+        super.handlerAdded(ctx);
+        helloDeadline = ctx.executor().schedule(() -> {
+            TunnelAudit.refused(context, tunnel, TunnelAudit.CLIENT_TLS_FAILED,
+                    "no complete TLS ClientHello within " + helloTimeoutMillis + " ms");
+            ctx.close();
+        }, helloTimeoutMillis, TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    protected void handlerRemoved0(ChannelHandlerContext ctx) throws Exception {
+        helloDeadline.cancel(false);
+        super.handlerRemoved0(ctx);
+    }
+
+    @Override
     protected Future<UpstreamLease> lookup(ChannelHandlerContext ctx, String hostname) {
+        helloDeadline.cancel(false);
         SniRefused refused = SniRefused.check(hostname, tunnel.host());
         if (refused != null) {
             return ctx.executor().newFailedFuture(refused);
@@ -73,5 +95,12 @@ public final class PassthroughHandler extends AbstractSniHandler<UpstreamLease> 
         client.closeFuture().addListener(f -> upstream.close());
         ctx.pipeline().addAfter(ctx.name(), null, new RelayHandler(upstream, upCounter));
         ctx.pipeline().remove(this);
+    }
+
+    /** A ClientHello too long or malformed, or a client reset mid-hello: one audited refusal, no stack trace. */
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        TunnelAudit.failed(context, tunnel, cause);
+        ctx.close();
     }
 }
