@@ -120,7 +120,7 @@ public final class SallyportProxy implements AutoCloseable {
                     : Placeholders.deferred(StateDirectory.resolve());
             store = SecretStore.load(policy, placeholders);   // SecretLoadException: one line per problem
             metrics = await(metricsLater);
-            audit = AuditLog.open(policy.audit().path(), clock, metrics);
+            audit = AuditLog.open(policy.audit().path(), clock, metrics, policy.proxy().limits().maxConnections());
         } catch (Exception | Error e) {
             if (store != null) {
                 store.close();
@@ -191,7 +191,9 @@ public final class SallyportProxy implements AutoCloseable {
         Policy policy = holder.current().policy();
         CertificateAuthority ca = prepared.ca();
         DefaultChannelGroup channels = new DefaultChannelGroup("sallyport-clients", GlobalEventExecutor.INSTANCE);
-        ProxyContext context = new ProxyContext(holder::current, events, clock, audit::accepting, channels);
+        ProxyEventListener others = options.extraListener() == null ? metrics
+                : ProxyEventListener.all(metrics, options.extraListener());
+        ProxyContext context = new ProxyContext(holder::current, audit, others, clock, channels);
         context.secrets(secrets::current);
         ExecutorService mintExecutor = Executors.newFixedThreadPool(2, Thread.ofPlatform().daemon()
                 .name("sallyport-mint-", 0).factory());

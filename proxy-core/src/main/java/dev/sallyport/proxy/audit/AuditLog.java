@@ -1,124 +1,99 @@
 package dev.sallyport.proxy.audit;
 
+import dev.sallyport.policy.Limits;
+import dev.sallyport.proxy.audit.AuditWriter.Item;
 import dev.sallyport.proxy.events.ProxyEvent;
-import dev.sallyport.proxy.events.ProxyEventListener;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.InstantSource;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The audit log: one JSON line per decision, exchange, tunnel and reload (CONTRACT.md), written off the
- * event loop. {@link #on} only enqueues (never blocks); one writer thread batches lines and flushes when the
- * queue drains, then lets records gather for 2 ms before it takes the next batch (so a record reaches the file
- * at most about 2 ms after its event, and a crash of the whole process loses at most that much more).
+ * The audit log: one JSON line per decision, exchange, tunnel and reload (CONTRACT.md), written off the event
+ * loop by an {@link AuditWriter} thread. {@link #admit} and {@link #on} only enqueue and never block.
  *
- * <p>Nothing is lost silently. When the queue is full, nearly full (the last 1/16 is kept for exchanges
- * already in flight) or a write fails, the log enters a failure episode: one line on stderr, the
- * {@link AuditFailureListener} is told (and counts each lost record), and {@link #accepting()} is false so
- * the data path refuses new requests. The episode ends at the next successful write once the queue is at
- * most half full (hysteresis, so a busy log does not flap); while failing and idle the writer probes once a
- * second. After a failed write the next write
- * starts with a line feed, so a fragment a failing disk may have left never merges with the next record.
+ * <p>A record taken into the queue is never dropped. The data path forwards a request or tunnel only once
+ * {@link #admit} took its decision record, and nothing is admitted while the sink fails or the queue holds
+ * {@code capacity} records; the records that end what was admitted (exchange, tunnel, WebSocket) may use a
+ * reserve beyond that of {@value #ENDS_PER_CONNECTION} per allowed client connection. When a write fails the
+ * writer keeps the batch (a file resumes at the byte where the disk stopped it) and retries, taking nothing new,
+ * so the queue's bound is what the refusal ({@link #accepting()} false: 503 {@code audit_unavailable}) respects.
+ * A failure episode is one line on stderr and the {@link AuditFailureListener} is told; it ends at the next
+ * successful write once the queue is at most half full. Records are lost only when a refusal's record finds the
+ * queue full, an end record finds the reserve full too, a record arrives after close, or the sink still fails at
+ * shutdown: each is counted ({@code sallyport_audit_dropped_total}) and the first of an episode said on stderr.
  */
-public final class AuditLog implements ProxyEventListener, AutoCloseable {
+public final class AuditLog implements AuditGate, AutoCloseable {
 
-    /** Records the queue holds before the log stops accepting. */
+    /** Records the queue holds before the log stops admitting new requests. */
     public static final int DEFAULT_CAPACITY = 65_536;
+    /** Records an admitted client connection may still owe: the ends of its tunnel, exchange and WebSocket. */
+    public static final int ENDS_PER_CONNECTION = 4;
 
-    private static final int MAX_BATCH_BYTES = 64 * 1024;
-    private static final long PROBE_MILLIS = 1000;
-    /** How long the writer waits after a write before taking what queued meanwhile: the most a record waits. */
-    private static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
     private static final long CLOSE_WAIT_MILLIS = 30_000;
 
-    private sealed interface Item {
-        record Event(ProxyEvent event) implements Item {}
-
-        record Flush(CountDownLatch done) implements Item {}
-
-        record Close() implements Item {}
-    }
-
-    /** Whether the log is writing normally or in a failure episode (and why). */
-    private sealed interface Health {
-        record Healthy() implements Health {}
-
-        record Failing(String cause) implements Health {}
-    }
-
-    private static final Health HEALTHY = new Health.Healthy();
-
     private final String target;
-    private final OutputStream out;
-    private final boolean closeOut;
-    private final InstantSource clock;
-    private final AuditFailureListener listener;
-    private final PrintStream stderr;
     private final int capacity;
-    private final int headroom;
-    private final int recoverBelow;
+    private final int reserve;
     private final BlockingQueue<Item> queue;
-    private final AtomicReference<Health> health = new AtomicReference<>(HEALTHY);
-    private final AtomicLong written = new AtomicLong();
-    private final AtomicLong lost = new AtomicLong();
+    private final AuditHealth health;
+    private final AuditWriter writing;
     private final Thread writer;
     private volatile boolean closed;
 
-    // Writer-thread state.
-    private final ByteArrayOutputStream buffer = new ByteArrayOutputStream(MAX_BATCH_BYTES + 4096);
-    private int pending;
-    private boolean lineBreakOwed;
-
-    AuditLog(String target, OutputStream out, boolean closeOut, InstantSource clock, AuditFailureListener listener,
-             PrintStream stderr, int capacity) {
+    AuditLog(String target, AuditSink sink, InstantSource clock, AuditFailureListener listener, PrintStream stderr,
+             int capacity, int reserve) {
         if (capacity < 1) {
             throw new IllegalArgumentException("capacity: " + capacity + " (expected: > 0)");
         }
+        if (reserve < 0) {
+            throw new IllegalArgumentException("reserve: " + reserve + " (expected: >= 0)");
+        }
         this.target = target;
-        this.out = out;
-        this.closeOut = closeOut;
-        this.clock = clock;
-        this.listener = listener;
-        this.stderr = stderr;
         this.capacity = capacity;
-        this.headroom = capacity / 16;
-        this.recoverBelow = capacity / 2;
-        this.queue = new ArrayBlockingQueue<>(capacity);
-        this.writer = Thread.ofPlatform().name("sallyport-audit-writer").daemon().unstarted(this::run);
+        this.reserve = reserve;
+        this.queue = new ArrayBlockingQueue<>(capacity + reserve + 2);   // + a flush and the close marker
+        this.health = new AuditHealth(target, listener, stderr);
+        this.writing = new AuditWriter(queue, sink, clock, health, capacity / 2);
+        this.writer = Thread.ofPlatform().name("sallyport-audit-writer").daemon().unstarted(writing);
+    }
+
+    /** The reserve for end records when at most maxConnections client connections are open. */
+    public static int reserveFor(int maxConnections) {
+        return (int) Math.min(Integer.MAX_VALUE / 2, (long) ENDS_PER_CONNECTION * maxConnections);
+    }
+
+    /** {@link #open(String, InstantSource, AuditFailureListener, int)} for the default connection limit. */
+    public static AuditLog open(String path, InstantSource clock, AuditFailureListener onFailure) throws IOException {
+        return open(path, clock, onFailure, Limits.DEFAULTS.maxConnections());
     }
 
     /**
-     * Opens the audit log at path ({@code "-"} = stdout), appending; a new file is created readable by its
-     * owner and group only.
+     * Opens the audit log at path ({@code "-"} = stdout), appending; a new file is created readable by its owner and
+     * group only. maxConnections ({@code proxy.limits.max_connections}) sizes the reserve for end records.
      */
-    public static AuditLog open(String path, InstantSource clock, AuditFailureListener onFailure) throws IOException {
+    public static AuditLog open(String path, InstantSource clock, AuditFailureListener onFailure, int maxConnections)
+            throws IOException {
+        int reserve = reserveFor(maxConnections);
         if (path.equals("-")) {
-            return start(new AuditLog("stdout", new StdoutSink(System.out), false, clock, onFailure, System.err,
-                    DEFAULT_CAPACITY));
+            return start(new AuditLog("stdout", new StreamSink(new StdoutSink(System.out), false), clock, onFailure,
+                    System.err, DEFAULT_CAPACITY, reserve));
         }
         Path file = Path.of(path);
         try {
             createPrivately(file);
-            OutputStream out = Files.newOutputStream(file, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
-            return start(new AuditLog(file.toString(), out, true, clock, onFailure, System.err, DEFAULT_CAPACITY));
+            return start(new AuditLog(file.toString(), FileSink.open(file), clock, onFailure, System.err,
+                    DEFAULT_CAPACITY, reserve));
         } catch (IOException e) {
             throw new IOException("audit.path: cannot open '" + file + "' for appending: " + describe(e)
                     + " (expected: a writable file in an existing folder, or \"-\" for stdout)", e);
@@ -127,7 +102,8 @@ public final class AuditLog implements ProxyEventListener, AutoCloseable {
 
     /** An audit log writing to out, which the caller owns (it is flushed, never closed). */
     public static AuditLog to(OutputStream out, InstantSource clock, AuditFailureListener onFailure) {
-        return start(new AuditLog("stream", out, false, clock, onFailure, System.err, DEFAULT_CAPACITY));
+        return start(new AuditLog("stream", new StreamSink(out, false), clock, onFailure, System.err,
+                DEFAULT_CAPACITY, reserveFor(Limits.DEFAULTS.maxConnections())));
     }
 
     static AuditLog start(AuditLog log) {
@@ -135,52 +111,74 @@ public final class AuditLog implements ProxyEventListener, AutoCloseable {
         return log;
     }
 
-    /** Enqueues the record for this event (gauge-only events are ignored). Never blocks. */
+    @Override
+    public boolean admit(ProxyEvent decision) {
+        if (!accepting()) {
+            return false;
+        }
+        if (queue.size() >= capacity || !queue.offer(new Item.Event(decision))) {
+            health.fail(fallingBehind());
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * Enqueues the record for this event (gauge-only events are ignored). The end of an exchange, tunnel or
+     * WebSocket may use the reserve; other records (refusals, reloads) are lost, and counted, while the queue holds
+     * {@code capacity}. Never blocks.
+     */
     @Override
     public void on(ProxyEvent event) {
         if (!AuditRecords.isRecord(event)) {
             return;
         }
         if (closed) {
-            lose(1, "a record arrived after the audit log was closed");
+            health.lose(1, "a record arrived after the audit log was closed");
             return;
         }
-        if (!queue.offer(new Item.Event(event))) {
-            lose(1, "the writer cannot keep up (queue of " + capacity + " records is full)");
-            return;
-        }
-        if (headroom > 0 && queue.remainingCapacity() <= headroom) {
-            startEpisode("the writer is falling behind (queue of " + capacity + " records nearly full)");
+        boolean end = AuditRecords.endsAdmitted(event);
+        if (!end && queue.size() >= capacity) {
+            health.lose(1, fallingBehind());
+        } else if (end && queue.size() >= capacity + reserve || !queue.offer(new Item.Event(event))) {
+            health.lose(1, "the queue of " + capacity + " records and its reserve of " + reserve
+                    + " for the ends of admitted exchanges are full");
+        } else if (end && queue.size() >= capacity) {
+            health.fail(fallingBehind());
         }
     }
 
-    /** False while writes fail or the queue is (nearly) full: the data path then refuses new requests. */
+    /** False while writes fail or the queue is full: the data path then refuses new requests. */
+    @Override
     public boolean accepting() {
-        return health.get() == HEALTHY && !closed;
+        return health.healthy() && !closed;
     }
 
     /** Records written so far. */
     public long recordsWritten() {
-        return written.get();
+        return writing.written();
     }
 
     /** Records lost so far (also reported to the failure listener). */
     public long recordsLost() {
-        return lost.get();
+        return health.lost();
     }
 
-    /** Blocks until everything queued before this call has been written (or the writer has stopped). */
+    /**
+     * Blocks until everything queued before this call has been written; returns early while the log is failing
+     * (what it holds is written once the sink recovers) or once the writer has stopped.
+     */
     public void flush() {
         CountDownLatch done = new CountDownLatch(1);
         try {
             while (!queue.offer(new Item.Flush(done), 100, TimeUnit.MILLISECONDS)) {
-                if (!writer.isAlive()) {
+                if (!writer.isAlive() || !health.healthy()) {
                     return;
                 }
             }
             LockSupport.unpark(writer);   // a writer lingering after its last write takes the flush at once
             while (!done.await(100, TimeUnit.MILLISECONDS)) {
-                if (!writer.isAlive()) {
+                if (!writer.isAlive() || !health.healthy()) {
                     return;
                 }
             }
@@ -189,12 +187,16 @@ public final class AuditLog implements ProxyEventListener, AutoCloseable {
         }
     }
 
-    /** Writes what is queued, stops the writer and closes the file (stdout is only flushed). */
+    /**
+     * Writes what is queued, stops the writer and closes the file (stdout is only flushed). A sink that still
+     * fails is retried for two seconds; what it then holds is counted as lost and said on stderr.
+     */
     @Override
     public void close() {
         if (closed) {
             return;
         }
+        writing.closing();
         closed = true;
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MILLIS);
         try {
@@ -208,170 +210,15 @@ public final class AuditLog implements ProxyEventListener, AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        long left = queue.stream().filter(Item.Event.class::isInstance).count();
-        if (!writer.isAlive() && left > 0) {
-            lose(left, "records arrived while the audit log was closing");
-        }
         if (writer.isAlive()) {
-            stderr.println("sallyport: audit log " + target + ": writer did not finish within "
-                    + CLOSE_WAIT_MILLIS / 1000 + " s at shutdown; " + queue.size()
-                    + " queued records are lost (expected: a sink that accepts writes)");
+            health.say("writer did not finish within " + CLOSE_WAIT_MILLIS / 1000 + " s at shutdown; "
+                    + queue.size() + " queued records are lost (expected: a sink that accepts writes)");
             writer.interrupt();
         }
     }
 
-    private void run() {
-        List<Item> batch = new ArrayList<>(1024);
-        try {
-            while (true) {
-                Item first = queue.poll(PROBE_MILLIS, TimeUnit.MILLISECONDS);
-                if (first == null) {
-                    idle();
-                    continue;
-                }
-                batch.add(first);
-                queue.drainTo(batch, 1023);
-                boolean close = false;
-                for (Item item : batch) {
-                    switch (item) {
-                        case Item.Event e -> {
-                            append(e.event());
-                            if (buffer.size() >= MAX_BATCH_BYTES) {
-                                writeOut();
-                            }
-                        }
-                        case Item.Flush f -> {
-                            writeOut();
-                            f.done().countDown();
-                        }
-                        case Item.Close c -> close = true;
-                    }
-                }
-                batch.clear();
-                if (close) {
-                    drainAfterClose(batch);
-                    return;
-                }
-                if (queue.isEmpty()) {
-                    writeOut();
-                    // Let the next records gather before taking them: a writer that waits on an empty queue is
-                    // woken by every record (a futex wake on the event loop and a context switch each, 10% of
-                    // the proxy's CPU under keep-alive load in a perf profile); one that lingers is not.
-                    LockSupport.parkNanos(LINGER_NANOS);
-                }
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } finally {
-            closeSink();
-        }
-    }
-
-    private void drainAfterClose(List<Item> batch) {
-        queue.drainTo(batch);
-        for (Item item : batch) {
-            switch (item) {
-                case Item.Event e -> append(e.event());
-                case Item.Flush f -> { }
-                case Item.Close c -> { }
-            }
-        }
-        writeOut();
-        for (Item item : batch) {
-            if (item instanceof Item.Flush f) {
-                f.done().countDown();
-            }
-        }
-    }
-
-    private void append(ProxyEvent event) {
-        try {
-            Optional<String> line = AuditRecords.encode(event, clock.instant());
-            if (line.isPresent()) {
-                buffer.writeBytes(line.get().getBytes(StandardCharsets.US_ASCII));
-                pending++;
-            }
-        } catch (RuntimeException e) {
-            lose(1, "a record could not be encoded (" + describe(e) + ")");
-        }
-    }
-
-    private void writeOut() {
-        if (pending == 0 && !lineBreakOwed) {
-            return;
-        }
-        int records = pending;
-        try {
-            if (lineBreakOwed) {
-                out.write('\n');
-            }
-            buffer.writeTo(out);
-            out.flush();
-            lineBreakOwed = false;
-            written.addAndGet(records);
-            if (caughtUp()) {
-                recover();
-            }
-        } catch (IOException | RuntimeException e) {
-            lineBreakOwed = true;
-            lose(records, "write failed (" + describe(e) + ")");
-        } finally {
-            buffer.reset();
-            pending = 0;
-        }
-    }
-
-    /** Idle: end a queue-full episode, or probe a failed sink with the owed line feed. */
-    private void idle() {
-        if (health.get() != HEALTHY) {
-            writeOut();
-            if (!lineBreakOwed && caughtUp()) {
-                recover();
-            }
-        }
-    }
-
-    private boolean caughtUp() {
-        return queue.size() <= recoverBelow;
-    }
-
-    private void lose(long records, String cause) {
-        if (records > 0) {
-            lost.addAndGet(records);
-            listener.dropped(records);
-        }
-        startEpisode(cause);
-    }
-
-    private void startEpisode(String cause) {
-        if (health.compareAndSet(HEALTHY, new Health.Failing(cause))) {
-            String message = "sallyport: audit log " + target + ": " + cause
-                    + "; refusing new requests until records are written again"
-                    + " (expected: a writable audit sink that keeps up; records lost so far: " + lost.get() + ")";
-            stderr.println(message);
-            listener.failed(message);
-        }
-    }
-
-    private void recover() {
-        Health h = health.get();
-        if (h instanceof Health.Failing && health.compareAndSet(h, HEALTHY)) {
-            stderr.println("sallyport: audit log " + target + ": writing again; records lost in total: "
-                    + lost.get());
-            listener.recovered();
-        }
-    }
-
-    private void closeSink() {
-        try {
-            if (closeOut) {
-                out.close();
-            } else {
-                out.flush();
-            }
-        } catch (IOException e) {
-            stderr.println("sallyport: audit log " + target + ": closing failed (" + describe(e) + ")");
-        }
+    private String fallingBehind() {
+        return "the writer is behind (queue of " + capacity + " records full)";
     }
 
     private static void createPrivately(Path file) throws IOException {
@@ -387,7 +234,7 @@ public final class AuditLog implements ProxyEventListener, AutoCloseable {
         }
     }
 
-    private static String describe(Throwable e) {
+    static String describe(Throwable e) {
         String m = e.getMessage();
         return e.getClass().getSimpleName() + (m == null ? "" : ": " + m);
     }

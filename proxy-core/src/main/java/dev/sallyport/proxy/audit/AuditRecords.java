@@ -57,6 +57,14 @@ final class AuditRecords {
                 || event instanceof ProxyEvent.TunnelEnded || event instanceof ProxyEvent.Reloaded;
     }
 
+    /**
+     * Whether the record ends an exchange, tunnel or WebSocket: it follows an admitted decision (or, at most one per
+     * connection, one refused when admission stopped), so its number is bounded by the open connections.
+     */
+    static boolean endsAdmitted(ProxyEvent event) {
+        return event instanceof ProxyEvent.ExchangeCompleted || event instanceof ProxyEvent.TunnelEnded;
+    }
+
     /** RFC 3339 in UTC with milliseconds, truncated: {@code 2026-11-30T01:02:03.456Z}. */
     static String timestamp(Instant ts) {
         Second second = lastSecond;

@@ -99,7 +99,11 @@ final class ConnectHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         audit.status(200);
-        context.emit(new ProxyEvent.Decided(context.clock().instant(), "connect", audit.fields()));
+        if (!context.admit(new ProxyEvent.Decided(context.clock().instant(), "connect", audit.fields()))) {
+            context.tunnelClosed();   // nothing is relayed that the audit log has not taken
+            refuse(ctx, audit.denied("audit_unavailable"), 503, "audit_unavailable");
+            return;
+        }
         TunnelTarget tunnel = new TunnelTarget(target.host(), target.port(), decision, null, audit);
         opened(ctx, tunnel);
         ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK))

@@ -43,9 +43,17 @@ final class RequestRelay {
         }
         UpstreamLease lease = future.getNow();
         exchange.audit.ip(lease.ip());
-        recordDecision(exchange);
+        boolean admitted = frontend.context.admit(new ProxyEvent.Decided(frontend.context.clock().instant(),
+                "request", exchange.audit.fields()));
         if (exchange != frontend.current || exchange.finished) {
             frontend.connector().release(lease, false);
+            return;
+        }
+        if (!admitted) {   // nothing goes upstream that the audit log has not taken; the end record says why
+            frontend.connector().release(lease, false);
+            exchange.audit.denied("audit_unavailable");
+            frontend.finish(exchange, 503);
+            frontend.refuse(503, "audit_unavailable", exchange.audit, null);
             return;
         }
         exchange.lease = lease;

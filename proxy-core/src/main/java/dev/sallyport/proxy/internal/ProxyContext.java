@@ -2,6 +2,7 @@ package dev.sallyport.proxy.internal;
 
 import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.PolicyEngine;
+import dev.sallyport.proxy.audit.AuditGate;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.events.ProxyEventListener;
 import dev.sallyport.proxy.inject.SecretStore;
@@ -11,7 +12,6 @@ import java.net.InetSocketAddress;
 import java.time.InstantSource;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,9 +25,9 @@ public final class ProxyContext {
     private static final Logger LOGGER = LoggerFactory.getLogger(ProxyContext.class);
 
     private final Supplier<PolicyEngine> policies;
+    private final AuditGate audit;
     private final ProxyEventListener events;
     private final InstantSource clock;
-    private final BooleanSupplier auditAccepting;
     private final ChannelGroup channels;
     private final AtomicInteger connections = new AtomicInteger();
     private final AtomicInteger tunnels = new AtomicInteger();
@@ -37,12 +37,13 @@ public final class ProxyContext {
     private volatile Supplier<SecretStore> secrets = SecretStore::empty;
     private final java.util.Set<InetSocketAddress> self = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-    public ProxyContext(Supplier<PolicyEngine> policies, ProxyEventListener events, InstantSource clock,
-                        BooleanSupplier auditAccepting, ChannelGroup channels) {
+    /** events: every listener but the audit log (metrics, an extra listener), which gets each event after it. */
+    public ProxyContext(Supplier<PolicyEngine> policies, AuditGate audit, ProxyEventListener events,
+                        InstantSource clock, ChannelGroup channels) {
         this.policies = policies;
+        this.audit = audit;
         this.events = events;
         this.clock = clock;
-        this.auditAccepting = auditAccepting;
         this.channels = channels;
     }
 
@@ -50,7 +51,7 @@ public final class ProxyContext {
     public Policy policy() { return policies.get().policy(); }
     public InstantSource clock() { return clock; }
     public ChannelGroup channels() { return channels; }
-    public boolean auditAccepting() { return auditAccepting.getAsBoolean(); }
+    public boolean auditAccepting() { return audit.accepting(); }
     public boolean draining() { return draining; }
     public void startDraining() { draining = true; }
 
@@ -79,6 +80,28 @@ public final class ProxyContext {
     }
 
     public void emit(ProxyEvent event) {
+        try {
+            audit.on(event);
+        } catch (RuntimeException e) {
+            LOGGER.warn("audit log failed event={} error={}", event.getClass().getSimpleName(), e.toString());
+        }
+        others(event);
+    }
+
+    /**
+     * The decision record of a request or tunnel about to be forwarded: true once the audit log has taken it (the
+     * other listeners then get it too); false when it refuses, and the caller must refuse ({@code audit_unavailable})
+     * instead of forwarding.
+     */
+    public boolean admit(ProxyEvent.Decided decision) {
+        if (!audit.admit(decision)) {
+            return false;
+        }
+        others(decision);
+        return true;
+    }
+
+    private void others(ProxyEvent event) {
         try {
             events.on(event);
         } catch (RuntimeException e) {

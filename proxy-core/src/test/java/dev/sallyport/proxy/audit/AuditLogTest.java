@@ -98,74 +98,77 @@ class AuditLogTest {
     }
 
     @Test
-    void failingWritesStopAcceptingSayItOnceAndRecover() throws Exception {
+    void failingWritesKeepEveryRecordRefuseNewRequestsSayItOnceAndWriteThemOnRecovery() throws Exception {
         ToggleStream sink = new ToggleStream();
-        try (AuditLog log = AuditLog.start(new AuditLog("test-sink", sink, false, CLOCK, listener, stderr, 1024))) {
+        try (AuditLog log = AuditLog.start(streamLog(sink, 1024, 16))) {
             log.on(AuditEvents.exchange("ok-1", "/a"));
             log.flush();
             assertThat(log.accepting()).isTrue();
 
             sink.failing = true;
-            log.on(AuditEvents.exchange("lost-1", "/b"));
-            log.flush();
-            log.on(AuditEvents.exchange("lost-2", "/c"));
-            log.flush();
-            assertThat(log.accepting()).isFalse();
-            assertThat(listener.failures).hasSize(1);
-            assertThat(listener.failures.getFirst()).startsWith("sallyport: audit log test-sink: write failed (")
-                    .contains("disk full", "refusing new requests");
-            assertThat(listener.dropped.get()).isEqualTo(2);
-            assertThat(log.recordsLost()).isEqualTo(2);
+            assertThat(log.admit(AuditEvents.denied("held-1"))).isTrue();
+            await(() -> !log.accepting());
+            log.on(AuditEvents.exchange("held-2", "/c"));          // the end of an admitted exchange: kept
+            assertThat(log.admit(AuditEvents.denied("refused"))).as("nothing new is admitted").isFalse();
+            assertThat(listener.failures).singleElement().asString()
+                    .startsWith("sallyport: audit log test-sink: write failed (").contains("disk full")
+                    .contains("kept and retried", "refusing new requests");
+            assertThat(listener.dropped.get()).isZero();
+            assertThat(log.recordsLost()).isZero();
             assertThat(stderrLines()).hasSize(1);
 
             sink.failing = false;
-            log.on(AuditEvents.exchange("ok-2", "/d"));
             await(log::accepting);
             log.flush();
             assertThat(listener.recovered.get()).isEqualTo(1);
-            assertThat(stderrLines()).hasSize(2).last().asString().contains("writing again");
+            assertThat(stderrLines()).hasSize(2).last().asString().contains("writing again; records lost in total: 0");
         }
         List<String> records = nonBlankLines(sink.text());
-        assertThat(records).hasSize(2);
+        assertThat(records).hasSize(3);
         assertThat(records.get(0)).contains("\"id\":\"ok-1\"");
-        assertThat(records.get(1)).contains("\"id\":\"ok-2\"");
-        assertThat(sink.text()).doesNotContain("lost-");
+        assertThat(records.get(1)).contains("\"id\":\"held-1\"");
+        assertThat(records.get(2)).contains("\"id\":\"held-2\"");
+        assertThat(sink.text()).doesNotContain("refused");
+        assertThat(listener.dropped.get()).isZero();
     }
 
     @Test
-    void idleWriterProbesAFailedSinkAndRecoversWithoutNewRecords() throws Exception {
+    void aFailedSinkIsRetriedWithoutNewRecordsUntilItTakesWhatIsHeld() throws Exception {
         ToggleStream sink = new ToggleStream();
-        try (AuditLog log = AuditLog.start(new AuditLog("test-sink", sink, false, CLOCK, listener, stderr, 1024))) {
+        try (AuditLog log = AuditLog.start(streamLog(sink, 1024, 16))) {
             sink.failing = true;
-            log.on(AuditEvents.exchange("lost", "/b"));
+            assertThat(log.admit(AuditEvents.denied("held"))).isTrue();
             await(() -> !log.accepting());
             sink.failing = false;
             await(log::accepting);
+            assertThat(log.recordsWritten()).isEqualTo(1);
         }
-        assertThat(sink.text()).isEqualTo("\n");
+        assertThat(nonBlankLines(sink.text())).singleElement().asString().contains("\"id\":\"held\"");
     }
 
     @Test
-    void fullQueueDropsCountsRefusesAndRecovers() throws Exception {
+    void admissionStopsAtTheCapacityTheEndsOfAdmittedExchangesUseTheReserveAndRefusalsAreCounted() throws Exception {
         GateStream sink = new GateStream();
         int capacity = 4;
-        AuditLog log = AuditLog.start(new AuditLog("gated", sink, false, CLOCK, listener, stderr, capacity));
+        AuditLog log = AuditLog.start(streamLog(sink, capacity, 2));
         try {
-            log.on(AuditEvents.exchange("first", "/"));
+            assertThat(log.admit(AuditEvents.denied("first"))).isTrue();
             assertThat(sink.entered.await(10, TimeUnit.SECONDS)).isTrue();   // the writer is now blocked
             for (int i = 0; i < capacity; i++) {
-                log.on(AuditEvents.exchange("queued-" + i, "/"));
+                assertThat(log.admit(AuditEvents.denied("admitted-" + i))).isTrue();
             }
             assertThat(log.accepting()).isTrue();
-
-            log.on(AuditEvents.exchange("dropped", "/"));
-            log.on(AuditEvents.exchange("dropped", "/"));
-
+            assertThat(log.admit(AuditEvents.denied("over"))).as("the queue holds its capacity").isFalse();
             assertThat(log.accepting()).isFalse();
+            assertThat(listener.failures).singleElement().asString().contains("queue of 4 records full");
+
+            log.on(AuditEvents.exchange("end-0", "/"));          // ends of admitted exchanges: the reserve
+            log.on(AuditEvents.exchange("end-1", "/"));
+            assertThat(listener.dropped.get()).isZero();
+            log.on(AuditEvents.denied("refusal"));               // a refusal's record: lost while the queue is full
+            log.on(AuditEvents.exchange("end-2", "/"));          // an end beyond the reserve: lost
             assertThat(listener.dropped.get()).isEqualTo(2);
-            assertThat(listener.failures).singleElement().asString()
-                    .contains("cannot keep up (queue of 4 records is full)");
-            assertThat(stderrLines()).hasSize(1);
+            assertThat(stderrLines()).hasSize(2).last().asString().contains("1 records lost: ");
 
             sink.release.countDown();
             await(log::accepting);
@@ -175,34 +178,39 @@ class AuditLogTest {
             log.close();
         }
         List<String> records = nonBlankLines(sink.text());
-        assertThat(records).hasSize(1 + capacity);
-        assertThat(sink.text()).doesNotContain("dropped");
-        assertThat(log.recordsWritten()).isEqualTo(5);
+        assertThat(records).hasSize(1 + capacity + 2);
+        assertThat(sink.text()).doesNotContain("\"over\"", "refusal", "end-2");
+        assertThat(log.recordsWritten()).isEqualTo(7);
         assertThat(log.recordsLost()).isEqualTo(2);
     }
 
     @Test
-    void nearlyFullQueueStopsAcceptingBeforeAnythingIsLost() throws Exception {
-        GateStream sink = new GateStream();
-        int capacity = 32;   // the last 2 slots are headroom
-        AuditLog log = AuditLog.start(new AuditLog("gated", sink, false, CLOCK, listener, stderr, capacity));
-        try {
-            log.on(AuditEvents.exchange("first", "/"));
-            assertThat(sink.entered.await(10, TimeUnit.SECONDS)).isTrue();
-            for (int i = 0; i < capacity - 2; i++) {
-                log.on(AuditEvents.exchange("q" + i, "/"));
-            }
-            assertThat(log.accepting()).isFalse();
-            assertThat(listener.dropped.get()).isZero();
-            assertThat(listener.failures).singleElement().asString().contains("falling behind");
-            sink.release.countDown();
-            await(log::accepting);
-        } finally {
-            sink.release.countDown();
-            log.close();
+    void closingWhileTheSinkStillFailsCountsAndSaysWhatIsLost() {
+        ToggleStream sink = new ToggleStream();
+        sink.failing = true;
+        AuditLog log = AuditLog.start(streamLog(sink, 1024, 16));
+        assertThat(log.admit(AuditEvents.denied("held"))).isTrue();
+        log.on(AuditEvents.exchange("end", "/"));
+        long started = System.nanoTime();
+        log.close();
+        assertThat((System.nanoTime() - started) / 1_000_000).as("close gives a failing sink about 2 s").isLessThan(10_000);
+        assertThat(log.recordsLost()).isEqualTo(2);
+        assertThat(listener.dropped.get()).isEqualTo(2);
+        assertThat(stderrBytes.toString(StandardCharsets.UTF_8))
+                .contains("the sink still refuses writes at shutdown; 2 records are lost");
+    }
+
+    @Test
+    void aFileEndingInTheMiddleOfARecordGetsALineFeedBeforeTheNextOne() throws Exception {
+        Path file = dir.resolve("cut.jsonl");
+        Files.writeString(file, "{\"old\":1}\n{\"cut\":");
+        try (AuditLog log = AuditLog.open(file.toString(), CLOCK, listener)) {
+            log.on(AuditEvents.denied("after"));
         }
-        assertThat(nonBlankLines(sink.text())).hasSize(capacity - 1);
-        assertThat(log.recordsLost()).isZero();
+        List<String> lines = Files.readAllLines(file);
+        assertThat(lines).hasSize(3);
+        assertThat(lines.get(1)).isEqualTo("{\"cut\":");
+        assertThat(lines.get(2)).startsWith("{\"ts\":").contains("\"id\":\"after\"");
     }
 
     @Test
@@ -261,12 +269,15 @@ class AuditLogTest {
 
     @Test
     void recordsAfterCloseAreCountedAsLost() {
-        AuditLog log = AuditLog.start(new AuditLog("closed", OutputStream.nullOutputStream(), false, CLOCK, listener,
-                stderr, 16));
+        AuditLog log = AuditLog.start(streamLog(OutputStream.nullOutputStream(), 16, 0));
         log.close();
         log.on(AuditEvents.denied("late"));
         assertThat(log.accepting()).isFalse();
         assertThat(listener.dropped.get()).isEqualTo(1);
+    }
+
+    private AuditLog streamLog(OutputStream sink, int capacity, int reserve) {
+        return new AuditLog("test-sink", new StreamSink(sink, false), CLOCK, listener, stderr, capacity, reserve);
     }
 
     private List<String> stderrLines() {

@@ -1,0 +1,217 @@
+package dev.sallyport.proxy.audit;
+
+import dev.sallyport.proxy.events.ProxyEvent;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.InstantSource;
+import java.util.ArrayDeque;
+import java.util.Collection;
+import java.util.Optional;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The audit log's writer thread: takes up to 1,024 items at a time, encodes them into a batch of at most 64 KiB,
+ * writes when the batch is full or the queue drained, then lingers 2 ms so that the next records gather. A batch
+ * the sink refuses is held (from the byte where the sink stopped) and retried with a back-off of 50 ms doubling to
+ * a second; nothing new is taken meanwhile, so what waits stays in the bounded queue.
+ */
+final class AuditWriter implements Runnable {
+
+    /** What the queue carries: a record, a flush marker, the close marker. */
+    sealed interface Item {
+        record Event(ProxyEvent event) implements Item {}
+
+        record Flush(CountDownLatch done) implements Item {}
+
+        record Close() implements Item {}
+    }
+
+    private static final int MAX_BATCH_BYTES = 64 * 1024;
+    private static final int MAX_TAKE = 1024;
+    private static final long PROBE_MILLIS = 1000;
+    /** How long the writer waits after a write before taking what queued meanwhile: the most a record waits. */
+    private static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+    private static final long RETRY_FIRST_MILLIS = 50;
+    private static final long RETRY_MAX_MILLIS = 1000;
+    /** How long a closing log retries a failing sink before it counts what it still holds as lost. */
+    private static final long CLOSE_RETRY_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+    private final BlockingQueue<Item> queue;
+    private final AuditSink sink;
+    private final InstantSource clock;
+    private final AuditHealth health;
+    private final int recoverBelow;
+    private volatile long closeDeadline;   // 0 until close
+    private volatile long written;
+
+    private final Batch batch = new Batch(MAX_BATCH_BYTES + 4096);
+    private final ArrayDeque<Item> taken = new ArrayDeque<>(MAX_TAKE);
+    /** The batch the sink refused, from where it stopped; null when nothing is held. */
+    private ByteBuffer unwritten;
+    private long retryMillis = RETRY_FIRST_MILLIS;
+    private boolean closing;
+
+    AuditWriter(BlockingQueue<Item> queue, AuditSink sink, InstantSource clock, AuditHealth health, int recoverBelow) {
+        this.queue = queue;
+        this.sink = sink;
+        this.clock = clock;
+        this.health = health;
+        this.recoverBelow = recoverBelow;
+    }
+
+    /** Records written so far. */
+    long written() {
+        return written;
+    }
+
+    /** From now the writer retries a failing sink for at most two seconds more (it still takes the close marker). */
+    void closing() {
+        closeDeadline = System.nanoTime() + CLOSE_RETRY_NANOS;
+    }
+
+    @Override
+    public void run() {
+        try {
+            while (true) {
+                if (unwritten != null && !retry()) {
+                    if (closeDeadline != 0 && System.nanoTime() > closeDeadline) {
+                        abandon();
+                        return;
+                    }
+                    continue;
+                }
+                if (taken.isEmpty() && !closing && !take()) {
+                    continue;
+                }
+                process();
+                if (closing && taken.isEmpty() && unwritten == null && writeOut()) {
+                    return;
+                }
+                if (!closing && unwritten == null && taken.isEmpty() && queue.isEmpty()) {
+                    // Let the next records gather before taking them: a writer that waits on an empty queue is
+                    // woken by every record (a futex wake on the event loop and a context switch each, 10% of
+                    // the proxy's CPU under keep-alive load in a perf profile); one that lingers is not.
+                    LockSupport.parkNanos(LINGER_NANOS);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            for (Item item : taken) {
+                if (item instanceof Item.Flush f) {
+                    f.done().countDown();
+                }
+            }
+            try {
+                sink.close();
+            } catch (IOException e) {
+                health.say("closing failed (" + AuditLog.describe(e) + ")");
+            }
+        }
+    }
+
+    /** Waits for what queues within the probe interval; false (after the idle work) when nothing did. */
+    private boolean take() throws InterruptedException {
+        Item first = queue.poll(PROBE_MILLIS, TimeUnit.MILLISECONDS);
+        if (first == null) {
+            if (!health.healthy() && caughtUp()) {
+                health.recover();   // a queue-full episode ends once the writer has caught up
+            }
+            return false;
+        }
+        taken.add(first);
+        queue.drainTo(taken, MAX_TAKE - 1);
+        return true;
+    }
+
+    /** Appends what was taken, writing as batches fill, until all is appended or a write fails (the rest waits). */
+    private void process() {
+        while (!taken.isEmpty()) {
+            switch (taken.peek()) {
+                case Item.Event e -> {
+                    taken.poll();
+                    append(e.event());
+                    if (batch.size() >= MAX_BATCH_BYTES && !writeOut()) {
+                        return;
+                    }
+                }
+                case Item.Flush f -> {
+                    if (!writeOut()) {
+                        return;
+                    }
+                    taken.poll();
+                    f.done().countDown();
+                }
+                case Item.Close c -> {
+                    taken.poll();
+                    closing = true;
+                    queue.drainTo(taken);
+                }
+            }
+        }
+        if (!closing && queue.isEmpty()) {
+            writeOut();
+        }
+    }
+
+    private void append(ProxyEvent event) {
+        try {
+            Optional<String> line = AuditRecords.encode(event, clock.instant());
+            line.ifPresent(l -> batch.add(l.getBytes(StandardCharsets.US_ASCII)));
+        } catch (RuntimeException e) {
+            health.lose(1, "a record could not be encoded (" + AuditLog.describe(e) + ")");
+        }
+    }
+
+    /** Writes the batch (or the rest of a held one); false when the sink refused, the batch then held. */
+    private boolean writeOut() {
+        if (unwritten == null) {
+            if (batch.isEmpty()) {
+                return true;
+            }
+            unwritten = batch.view();
+        }
+        try {
+            sink.write(unwritten);
+        } catch (IOException | RuntimeException e) {
+            health.fail("write failed (" + AuditLog.describe(e) + "); the " + batch.records()
+                    + " records of the batch are kept and retried");
+            return false;
+        }
+        written += batch.records();
+        batch.clear();
+        unwritten = null;
+        retryMillis = RETRY_FIRST_MILLIS;
+        if (caughtUp()) {
+            health.recover();
+        }
+        return true;
+    }
+
+    /** Waits (doubling up to a second; briefly once closing) and writes the held batch again. */
+    private boolean retry() {
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(closeDeadline != 0 ? RETRY_FIRST_MILLIS : retryMillis));
+        retryMillis = Math.min(retryMillis * 2, RETRY_MAX_MILLIS);
+        return writeOut();
+    }
+
+    /** Shutting down while the sink still refuses: what is held and queued is lost, counted and said. */
+    private void abandon() {
+        long held = batch.records() + events(taken) + events(queue);
+        health.lose(held, "the sink still refuses writes at shutdown");
+        health.say("the sink still refuses writes at shutdown; " + held + " records are lost (expected: a writable"
+                + " audit sink; records lost in total: " + health.lost() + ")");
+    }
+
+    private static long events(Collection<Item> items) {
+        return items.stream().filter(Item.Event.class::isInstance).count();
+    }
+
+    boolean caughtUp() {
+        return queue.size() <= recoverBelow;
+    }
+}
