@@ -227,7 +227,7 @@ start_sallyport() {
 proxy:
   listen: 127.0.0.1:$SP_PORT
   admin: 127.0.0.1:$SP_ADMIN
-  limits: {max_connections: 30000, max_tunnels: 30000}
+  limits: {max_connections: 30000, max_tunnels: 30000, max_connections_per_client: 30000, max_tunnels_per_client: 30000}
 ca: {cert: $pki/sallyport/ca.pem, key: $pki/sallyport/ca.key}
 audit: {path: $d/log/audit.jsonl}   # not beside the policy: the proxy watches the policy's folder
 upstream:

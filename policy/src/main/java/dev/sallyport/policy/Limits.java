@@ -3,14 +3,19 @@ package dev.sallyport.policy;
 /**
  * {@code proxy.limits}: caps that keep one client from exhausting the proxy.
  *
- * @param maxConnections      open client connections (default 4096)
- * @param maxTunnels          open CONNECT tunnels (default 10000)
- * @param maxHeaderBytes      total request header size (default 32768)
- * @param maxInitialLineBytes request line size (default 8192)
- * @param maxBodyBytes        request body size; 0 = no cap (default 0)
+ * @param maxConnections          open client connections (default 4096)
+ * @param maxTunnels              open CONNECT tunnels (default 10000)
+ * @param maxHeaderBytes          total request header size (default 32768)
+ * @param maxInitialLineBytes     request line size (default 8192)
+ * @param maxBodyBytes            request body size; 0 = no cap (default 0)
+ * @param maxConnectionsPerClient open connections of one client: one IPv4 address or one IPv6 /64 (default 1024)
+ * @param maxTunnelsPerClient     open CONNECT tunnels of one client (default 1024)
  */
 public record Limits(int maxConnections, int maxTunnels, int maxHeaderBytes, int maxInitialLineBytes,
-                     long maxBodyBytes) {
+                     long maxBodyBytes, int maxConnectionsPerClient, int maxTunnelsPerClient) {
+
+    public static final int DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 1024;
+    public static final int DEFAULT_MAX_TUNNELS_PER_CLIENT = 1024;
 
     public static final Limits DEFAULTS = new Limits(4096, 10_000, 32_768, 8192, 0);
 
@@ -22,6 +27,14 @@ public record Limits(int maxConnections, int maxTunnels, int maxHeaderBytes, int
         if (maxBodyBytes < 0) {
             throw new IllegalArgumentException("maxBodyBytes: " + maxBodyBytes + " (expected: >= 0, 0 = no cap)");
         }
+        positive("maxConnectionsPerClient", maxConnectionsPerClient);
+        positive("maxTunnelsPerClient", maxTunnelsPerClient);
+    }
+
+    /** The limits with the default per-client caps. */
+    public Limits(int maxConnections, int maxTunnels, int maxHeaderBytes, int maxInitialLineBytes, long maxBodyBytes) {
+        this(maxConnections, maxTunnels, maxHeaderBytes, maxInitialLineBytes, maxBodyBytes,
+                DEFAULT_MAX_CONNECTIONS_PER_CLIENT, DEFAULT_MAX_TUNNELS_PER_CLIENT);
     }
 
     private static void positive(String name, int value) {

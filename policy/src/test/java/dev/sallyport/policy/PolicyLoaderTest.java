@@ -161,6 +161,8 @@ class PolicyLoaderTest {
         "proxy: {listen: '::1:3128'}|1:17 proxy.listen|without brackets",
         "proxy: {limits: {max_connections: -1}}|1:35 proxy.limits.max_connections|not a plain decimal",
         "proxy: {limits: {max_body_bytes: 1_000}}|1:34 proxy.limits.max_body_bytes|not a plain decimal",
+        "proxy: {limits: {max_connections_per_client: 0}}|1:46 proxy.limits.max_connections_per_client|0 is out of range",
+        "proxy: {limits: {max_tunnels_per_client: x}}|1:42 proxy.limits.max_tunnels_per_client|is 'x'",
         "proxy: {timeouts: {idle: 0s}}|1:26 proxy.timeouts.idle|is zero",
         "proxy: {admin_token: {env: A, file: b}}|1:22 proxy.admin_token|2 sources",
         "proxy: {listen: '127.0.0.1:3128', admin: '127.0.0.1:3128'}|1:42 proxy.admin|same address",
@@ -228,7 +230,7 @@ class PolicyLoaderTest {
         Policy d = Policy.defaults();
         assertThat(d.proxy().listen()).isEqualTo(new HostPort("127.0.0.1", 3128));
         assertThat(d.proxy().admin()).isEqualTo(new HostPort("127.0.0.1", 9901));
-        assertThat(d.proxy().limits()).isEqualTo(new Limits(4096, 10_000, 32_768, 8192, 0));
+        assertThat(d.proxy().limits()).isEqualTo(new Limits(4096, 10_000, 32_768, 8192, 0, 1024, 1024));
         assertThat(d.proxy().timeouts()).isEqualTo(new Timeouts(Duration.ofSeconds(10), Duration.ofSeconds(10),
                 Duration.ofSeconds(300), Duration.ofSeconds(300), Duration.ofSeconds(10)));
         assertThat(d.proxy().adminTokenEnv()).isNull();
@@ -249,7 +251,8 @@ class PolicyLoaderTest {
                   listen: "[::1]:0"
                   admin: localhost:9902
                   limits: {max_connections: 10, max_tunnels: 20, max_header_bytes: 4096,
-                           max_initial_line_bytes: 1024, max_body_bytes: 1048576}
+                           max_initial_line_bytes: 1024, max_body_bytes: 1048576,
+                           max_connections_per_client: 4, max_tunnels_per_client: 3}
                   timeouts: {connect: 250ms, tls: 5s, response_headers: 10m, idle: 1h, shutdown_grace: 0s}
                   admin_token: {file: secrets/admin.token}
                 upstream: {trust: [system, corp.pem]}
@@ -269,7 +272,7 @@ class PolicyLoaderTest {
         assertThat(p.proxy().listen()).isEqualTo(new HostPort("::1", 0));
         assertThat(p.proxy().listen().toString()).isEqualTo("[::1]:0");
         assertThat(p.proxy().admin()).isEqualTo(new HostPort("localhost", 9902));
-        assertThat(p.proxy().limits()).isEqualTo(new Limits(10, 20, 4096, 1024, 1_048_576));
+        assertThat(p.proxy().limits()).isEqualTo(new Limits(10, 20, 4096, 1024, 1_048_576, 4, 3));
         assertThat(p.proxy().timeouts()).isEqualTo(new Timeouts(Duration.ofMillis(250), Duration.ofSeconds(5),
                 Duration.ofMinutes(10), Duration.ofHours(1), Duration.ZERO));
         assertThat(p.proxy().adminTokenFile()).isEqualTo(dir.toAbsolutePath().resolve("secrets/admin.token"));

@@ -11,6 +11,8 @@ import dev.sallyport.proxy.http.Responses;
 import dev.sallyport.proxy.http.TunnelTarget;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
+import dev.sallyport.proxy.limits.ClientKey;
+import dev.sallyport.proxy.limits.ClientSlots;
 import dev.sallyport.proxy.mitm.InterceptHandshakeHandler;
 import dev.sallyport.proxy.mitm.InterceptSniHandler;
 import dev.sallyport.proxy.mitm.PassthroughHandler;
@@ -44,15 +46,17 @@ final class ConnectHandler extends ChannelInboundHandlerAdapter {
     private final LeafMinter minter;
     private final ServerContexts serverContexts;
     private final ByteCounter counter;
+    private final ClientKey client;
     private boolean swallowLast;
 
     ConnectHandler(ProxyContext context, UpstreamConnector connector, LeafMinter minter,
-                   ServerContexts serverContexts, ByteCounter counter) {
+                   ServerContexts serverContexts, ByteCounter counter, ClientKey client) {
         this.context = context;
         this.connector = connector;
         this.minter = minter;
         this.serverContexts = serverContexts;
         this.counter = counter;
+        this.client = client;
     }
 
     @Override
@@ -94,13 +98,20 @@ final class ConnectHandler extends ChannelInboundHandlerAdapter {
                     audit.fields().reason());
             return;
         }
-        if (!context.tryOpenTunnel()) {
-            refuse(ctx, audit.denied("too_many_tunnels"), 503, "too_many_tunnels");
-            return;
+        switch (context.tryOpenTunnel(client)) {
+            case CLIENT_LIMIT -> {
+                refuse(ctx, audit.denied(ClientSlots.TUNNEL_LIMIT), 429, ClientSlots.TUNNEL_LIMIT);
+                return;
+            }
+            case PROXY_LIMIT -> {
+                refuse(ctx, audit.denied("too_many_tunnels"), 503, "too_many_tunnels");
+                return;
+            }
+            case ADMITTED -> { }
         }
         audit.status(200);
         if (!context.admit(new ProxyEvent.Decided(context.clock().instant(), "connect", audit.fields()))) {
-            context.tunnelClosed();   // nothing is relayed that the audit log has not taken
+            context.tunnelClosed(client);   // nothing is relayed that the audit log has not taken
             refuse(ctx, audit.denied("audit_unavailable"), 503, "audit_unavailable");
             return;
         }
@@ -128,7 +139,7 @@ final class ConnectHandler extends ChannelInboundHandlerAdapter {
         long receivedBefore = counter.received;
         long sentBefore = counter.sent;
         ctx.channel().closeFuture().addListener(f -> {
-            context.tunnelClosed();
+            context.tunnelClosed(client);
             context.emit(new ProxyEvent.TunnelClosed(context.clock().instant()));
             AuditRecord audit = tunnel.audit();
             audit.bytes(counter.received - receivedBefore, counter.sent - sentBefore)

@@ -7,9 +7,13 @@ import dev.sallyport.proxy.http.HttpFramingGuard;
 import dev.sallyport.proxy.http.HttpPhase;
 import dev.sallyport.proxy.http.LingeringClose;
 import dev.sallyport.proxy.http.Responses;
+import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
+import dev.sallyport.proxy.limits.ClientKey;
+import dev.sallyport.proxy.limits.ClientSlots;
 import dev.sallyport.proxy.mitm.ServerContexts;
 import dev.sallyport.proxy.upstream.UpstreamConnector;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
@@ -17,11 +21,13 @@ import io.netty.channel.ChannelPipeline;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Builds a client connection's pipeline: refuse beyond {@code limits.maxConnections} (503, then close), count it,
- * close it after {@code timeouts.idle} without traffic, then the HTTP phase with the CONNECT handler in front.
+ * Builds a client connection's pipeline: refuse it beyond its client's {@code limits.maxConnectionsPerClient} (429)
+ * or the proxy's {@code limits.maxConnections} (503), audited, then close; else count it, close it after
+ * {@code timeouts.idle} without traffic, then the HTTP phase with the CONNECT handler in front.
  */
 public final class FrontendInitializer extends ChannelInitializer<SocketChannel> {
 
@@ -41,14 +47,22 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
     @Override
     protected void initChannel(SocketChannel ch) {
         ChannelPipeline p = ch.pipeline();
-        if (!context.tryOpenConnection()) {
-            LingeringClose.respondAndClose(ch, tooMany(ch));
-            return;
+        ClientKey client = ClientKey.of(ch.remoteAddress());
+        switch (context.tryOpenConnection(client)) {
+            case CLIENT_LIMIT -> {
+                refuse(ch, 429, ClientSlots.CONNECTION_LIMIT);
+                return;
+            }
+            case PROXY_LIMIT -> {
+                refuse(ch, 503, "too_many_connections");
+                return;
+            }
+            case ADMITTED -> { }
         }
         context.channels().add(ch);
         context.emit(new ProxyEvent.ConnectionOpened(context.clock().instant()));
         ch.closeFuture().addListener(f -> {
-            context.connectionClosed();
+            context.connectionClosed(client);
             context.emit(new ProxyEvent.ConnectionClosed(context.clock().instant()));
         });
         ByteCounter counter = new ByteCounter();
@@ -58,20 +72,24 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
         p.addLast(new IdleCloser());
         HttpPhase.install(p, context, connector, null);
         p.addBefore(HttpPhase.FRONTEND, ConnectHandler.NAME,
-                new ConnectHandler(context, connector, minter, serverContexts, counter));
+                new ConnectHandler(context, connector, minter, serverContexts, counter, client));
         ch.read();
     }
 
-    private static io.netty.buffer.ByteBuf tooMany(SocketChannel ch) {
-        var response = Responses.error(ch.alloc(), 503, "too_many_connections", null);
-        var text = new StringBuilder("HTTP/1.1 503 Service Unavailable\r\n");
+    /** Answers a connection over a limit before any byte is read (no HTTP codec yet), audited, and closes it. */
+    private void refuse(SocketChannel ch, int status, String reason) {
+        AuditRecord audit = new AuditRecord(context.nextId(), ch.remoteAddress()).denied(reason);
+        audit.status(status);
+        context.emit(new ProxyEvent.Decided(context.clock().instant(), "connection", audit.fields()));
+        var response = Responses.error(ch.alloc(), status, reason, null);
+        var text = new StringBuilder("HTTP/1.1 ").append(response.status()).append("\r\n");
         response.headers().forEach(h -> text.append(h.getKey()).append(": ").append(h.getValue()).append("\r\n"));
         text.append("\r\n");
-        var buf = ch.alloc().buffer();
-        buf.writeCharSequence(text, java.nio.charset.StandardCharsets.US_ASCII);
+        ByteBuf buf = ch.alloc().buffer();
+        buf.writeCharSequence(text, StandardCharsets.US_ASCII);
         buf.writeBytes(response.content());
         response.release();
-        return buf;
+        LingeringClose.respondAndClose(ch, buf);
     }
 
     /**

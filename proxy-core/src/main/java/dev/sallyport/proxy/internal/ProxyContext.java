@@ -1,11 +1,15 @@
 package dev.sallyport.proxy.internal;
 
+import dev.sallyport.policy.Limits;
 import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.PolicyEngine;
 import dev.sallyport.proxy.audit.AuditGate;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.events.ProxyEventListener;
 import dev.sallyport.proxy.inject.SecretStore;
+import dev.sallyport.proxy.limits.Admission;
+import dev.sallyport.proxy.limits.ClientKey;
+import dev.sallyport.proxy.limits.ClientSlots;
 import io.netty.channel.group.ChannelGroup;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -17,8 +21,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The runtime one proxy instance shares across its channels: the current policy, the event sink, the clock,
- * the counters behind the connection and tunnel limits, and every open channel (for shutdown).
+ * The runtime one proxy instance shares across its channels: the current policy, the audit log and the other event
+ * listeners, the clock, the counters behind the connection and tunnel limits (the proxy's and each client's), and
+ * every open channel (for shutdown).
  */
 public final class ProxyContext {
 
@@ -32,6 +37,10 @@ public final class ProxyContext {
     private final AtomicInteger connections = new AtomicInteger();
     private final AtomicInteger tunnels = new AtomicInteger();
     private final AtomicInteger exchanges = new AtomicInteger();
+    private final ClientSlots clientConnections = new ClientSlots("connections",
+            "proxy.limits.max_connections_per_client", ClientSlots.CONNECTION_LIMIT);
+    private final ClientSlots clientTunnels = new ClientSlots("tunnels", "proxy.limits.max_tunnels_per_client",
+            ClientSlots.TUNNEL_LIMIT);
     private final AtomicLong ids = new AtomicLong();
     private volatile boolean draining;
     private volatile Supplier<SecretStore> secrets = SecretStore::empty;
@@ -109,18 +118,39 @@ public final class ProxyContext {
         }
     }
 
-    /** Counts a new client connection; false (and nothing counted) when the limit is reached. */
-    public boolean tryOpenConnection() {
-        return tryIncrement(connections, policy().proxy().limits().maxConnections());
+    /** Counts a new connection of client against its limit and the proxy's; nothing is counted unless admitted. */
+    public Admission tryOpenConnection(ClientKey client) {
+        Limits limits = policy().proxy().limits();
+        return open(clientConnections, client, limits.maxConnectionsPerClient(), connections, limits.maxConnections());
     }
 
-    public void connectionClosed() { connections.decrementAndGet(); }
-
-    public boolean tryOpenTunnel() {
-        return tryIncrement(tunnels, policy().proxy().limits().maxTunnels());
+    public void connectionClosed(ClientKey client) {
+        connections.decrementAndGet();
+        clientConnections.release(client, policy().proxy().limits().maxConnectionsPerClient());
     }
 
-    public void tunnelClosed() { tunnels.decrementAndGet(); }
+    /** Counts a new tunnel of client against its limit and the proxy's; nothing is counted unless admitted. */
+    public Admission tryOpenTunnel(ClientKey client) {
+        Limits limits = policy().proxy().limits();
+        return open(clientTunnels, client, limits.maxTunnelsPerClient(), tunnels, limits.maxTunnels());
+    }
+
+    public void tunnelClosed(ClientKey client) {
+        tunnels.decrementAndGet();
+        clientTunnels.release(client, policy().proxy().limits().maxTunnelsPerClient());
+    }
+
+    private static Admission open(ClientSlots perClient, ClientKey client, int clientLimit, AtomicInteger total,
+                                  int totalLimit) {
+        if (!perClient.tryTake(client, clientLimit)) {
+            return Admission.CLIENT_LIMIT;
+        }
+        if (!tryIncrement(total, totalLimit)) {
+            perClient.release(client, clientLimit);
+            return Admission.PROXY_LIMIT;
+        }
+        return Admission.ADMITTED;
+    }
 
     public void exchangeStarted() { exchanges.incrementAndGet(); }
 

@@ -4,6 +4,7 @@ import dev.sallyport.proxy.audit.AuditFailureListener;
 import dev.sallyport.proxy.events.AuditFields;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.events.ProxyEventListener;
+import dev.sallyport.proxy.limits.ClientSlots;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
@@ -60,6 +61,8 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
     private final Counter reloadFailure;
     private final Counter auditDropped;
     private final Counter retiredDropped;
+    private final Counter clientConnectionRefusals;
+    private final Counter clientTunnelRefusals;
     private final Map<String, Counter> requests = new ConcurrentHashMap<>();
     private final Map<String, Counter> secrets = new ConcurrentHashMap<>();
     private final Map<String, Counter> secretRefusals = new ConcurrentHashMap<>();
@@ -92,6 +95,8 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
                 .register(registry);
         Gauge.builder("sallyport.audit.failing", auditFailing, AtomicLong::get)
                 .description("1 while the audit log is failing and new requests are refused").register(registry);
+        clientConnectionRefusals = clientLimit("connections");
+        clientTunnelRefusals = clientLimit("tunnels");
         runtimeMeters = new CompletableFuture<>();
         Thread.ofPlatform().daemon().name("sallyport-metrics-bind").start(() -> {
             try {
@@ -136,6 +141,7 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
             case ProxyEvent.Decided d -> {
                 request(d.fields());
                 secretRefusal(d.fields());
+                clientLimitRefusal(d.fields());
             }
             case ProxyEvent.ExchangeCompleted e -> {
                 bytes(e.fields());
@@ -240,6 +246,23 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
         secretRefusals.computeIfAbsent(labels[0] + '\u0000' + labels[1], k -> Counter.builder("sallyport.secret.refusals")
                 .description("Requests refused because of a secret, by reason and secret name")
                 .tag("reason", labels[0]).tag("secret", labels[1]).register(registry)).increment();
+    }
+
+    /** {@code sallyport_client_limit_refusals_total{limit}}: connections and tunnels over a per-client limit. */
+    private void clientLimitRefusal(AuditFields f) {
+        if (f != null && "deny".equals(f.decision()) && f.reason() != null) {
+            switch (f.reason()) {
+                case ClientSlots.CONNECTION_LIMIT -> clientConnectionRefusals.increment();
+                case ClientSlots.TUNNEL_LIMIT -> clientTunnelRefusals.increment();
+                default -> { }
+            }
+        }
+    }
+
+    private Counter clientLimit(String limit) {
+        return Counter.builder("sallyport.client.limit.refusals")
+                .description("Connections and tunnels refused because their client held its per-client limit")
+                .tag("limit", limit).register(registry);
     }
 
     private Counter bytes(String direction) {
