@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -38,6 +39,7 @@ class AuditDiskFullTest {
     static EchoUpstream upstream;
     static ProxyFixture proxy;
     static String target;
+    static final CompletableFuture<Void> dnsGate = new CompletableFuture<>();
 
     @BeforeAll
     static void start() throws Exception {
@@ -49,10 +51,11 @@ class AuditDiskFullTest {
         assumeTrue(mount.exit() == 0, "mounting a tmpfs needs root (CI runs this as root): " + mount.stderr().strip());
         upstream = EchoUpstream.http();
         target = "upstream.test:" + upstream.port();
-        String rules = "  - name: upstream\n    hosts: [upstream.test]\n    ports: [" + upstream.port() + "]\n";
-        String yaml = ProxyFixture.policy(null, target, "", rules)
+        String rules = "  - name: upstream\n    hosts: [upstream.test, gated.test]\n    ports: [" + upstream.port() + "]\n";
+        String yaml = ProxyFixture.policy(null, target + ", gated.test:" + upstream.port(), "", rules)
                 .replace("AUDIT_PATH", fs.resolve("audit.jsonl").toString());
-        proxy = ProxyFixture.start(yaml, new MapResolver().map("upstream.test", "127.0.0.1"), dir);
+        proxy = ProxyFixture.start(yaml, new MapResolver().map("upstream.test", "127.0.0.1")
+                .gate("gated.test", dnsGate, "127.0.0.1"), dir);
     }
 
     @AfterAll
@@ -106,13 +109,12 @@ class AuditDiskFullTest {
         assertThat(forwarded).as("requests forwarded before it filled").isNotEmpty();
         assertThat(forwarded).doesNotContainAnyElementsOf(refused);
         assertThat(gauge("sallyport.audit.failing")).isEqualTo(1.0);
+        assertThat(RawClient.exchange(proxy.address(), "CONNECT " + target + " HTTP/1.1\r\nHost: " + target
+                + "\r\n\r\n")).as("no tunnel opens either").startsWith("HTTP/1.1 503 ")
+                .contains("X-Sallyport-Reason: audit_unavailable");
 
         Files.delete(filler);                      // the disk recovers: the writer writes what it held
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (gauge("sallyport.audit.failing") != 0.0) {
-            assertThat(System.nanoTime()).as("the audit log recovered within 20 s").isLessThan(deadline);
-            Thread.onSpinWait();
-        }
+        awaitHealthy();
         assertThat(get("/after")).startsWith("HTTP/1.1 200 ");
         proxy.proxy.flushAudit();
 
@@ -132,6 +134,55 @@ class AuditDiskFullTest {
                 .allSatisfy(l -> assertThat(l).startsWith("{\"ts\":").endsWith("}"));
         assertThat(lines).anyMatch(l -> l.contains("\"path\":\"/after\"") && l.contains("\"status\":200"));
         assertThat(gauge("sallyport.audit.dropped")).as("records lost").isZero();
+    }
+
+    @Test
+    void aRequestDecidedBeforeTheDiskFilledButReadyAfterIsRefusedNotForwardedUnrecorded() throws Exception {
+        awaitHealthy();
+        ExecutorService client = Executors.newSingleThreadExecutor();
+        Path filler = fs.resolve("filler-2");
+        try {
+            String gated = "gated.test:" + upstream.port();
+            int lookups = proxy.resolver.calls.get();
+            Future<String> early = client.submit(() -> RawClient.exchange(proxy.address(), "GET http://" + gated
+                    + "/decided-early HTTP/1.1\r\nHost: " + gated + "\r\nConnection: close\r\n\r\n"));
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (proxy.resolver.calls.get() == lookups) {     // decided and allowed, waiting on DNS
+                assertThat(System.nanoTime()).as("the request reached its DNS lookup").isLessThan(deadline);
+                Thread.onSpinWait();
+            }
+            fill(filler);                                       // no page left: once the audit file's last
+            for (int i = 0; i < 20 && gauge("sallyport.audit.failing") != 1.0; i++) {   // page is full, it fails
+                assertThat(get("/fills-it/" + i)).startsWith("HTTP/1.1 ");
+            }
+            assertThat(gauge("sallyport.audit.failing")).as("the audit log failed").isEqualTo(1.0);
+            dnsGate.complete(null);                             // the early request is ready to go upstream now
+            assertThat(early.get()).startsWith("HTTP/1.1 503 ").contains("X-Sallyport-Reason: audit_unavailable");
+            assertThat(upstream.requests).noneMatch(r -> r.contains("/decided-early"));
+        } finally {
+            dnsGate.complete(null);
+            client.shutdownNow();
+            Files.deleteIfExists(filler);
+        }
+        awaitHealthy();
+        proxy.proxy.flushAudit();
+        List<String> lines = Files.readAllLines(fs.resolve("audit.jsonl"));
+        for (String seen : upstream.requests) {
+            String path = seen.split(" ")[1];
+            assertThat(lines).as("the exchange record of " + path)
+                    .anyMatch(l -> l.contains("\"path\":\"" + path + "\"") && l.contains("\"status\":200"));
+        }
+        assertThat(lines).as("the refused request's end record").anyMatch(l -> l.contains("\"path\":\"/decided-early\"")
+                && l.contains("\"status\":503") && l.contains("\"reason\":\"audit_unavailable\""));
+        assertThat(gauge("sallyport.audit.dropped")).as("records lost").isZero();
+    }
+
+    private static void awaitHealthy() {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (gauge("sallyport.audit.failing") != 0.0) {
+            assertThat(System.nanoTime()).as("the audit log recovered within 20 s").isLessThan(deadline);
+            Thread.onSpinWait();
+        }
     }
 
     private static String get(String path) {

@@ -13,12 +13,19 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class MapResolver implements Resolver {
 
     private final Map<String, List<String>> names = new ConcurrentHashMap<>();
+    private final Map<String, CompletableFuture<?>> gates = new ConcurrentHashMap<>();
     public final AtomicInteger calls = new AtomicInteger();
 
     /** A name whose lookup never completes (a resolver that hangs). */
     public MapResolver hang(String name) {
         names.put(name, List.of("hang"));
         return this;
+    }
+
+    /** A name that resolves to ips once open completes (a lookup the test lets finish when it wants). */
+    public MapResolver gate(String name, CompletableFuture<?> open, String... ips) {
+        gates.put(name, open);
+        return map(name, ips);
     }
 
     public MapResolver map(String name, String... ips) {
@@ -29,6 +36,10 @@ public final class MapResolver implements Resolver {
     @Override
     public CompletableFuture<List<InetAddress>> resolve(String host) {
         calls.incrementAndGet();
+        CompletableFuture<?> gate = gates.get(host);
+        if (gate != null && !gate.isDone()) {
+            return gate.thenCompose(open -> resolve(host));
+        }
         List<String> ips = names.get(host);
         if (List.of("hang").equals(ips)) {
             return new CompletableFuture<>();
