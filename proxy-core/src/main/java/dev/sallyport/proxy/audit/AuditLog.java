@@ -25,7 +25,9 @@ import java.util.concurrent.locks.LockSupport;
  * <p>A record taken into the queue is never dropped. The data path forwards a request or tunnel only once
  * {@link #admit} took its decision record, and nothing is admitted while the sink fails or the queue holds
  * {@code capacity} records; the records that end what was admitted (exchange, tunnel, WebSocket) may use a
- * reserve beyond that of {@value #ENDS_PER_CONNECTION} per allowed client connection. When a write fails the
+ * reserve beyond that of {@value #ENDS_PER_CONNECTION} per allowed client connection. Other records (refusals,
+ * reloads) are kept while fewer than {@code capacity} are queued, and while the log fails only while fewer than
+ * {@code capacity / 16}: a client sending refused requests cannot fill memory while the disk is full. When a write fails the
  * writer keeps the batch (a file resumes at the byte where the disk stopped it) and retries, taking nothing new,
  * so the queue's bound is what the refusal ({@link #accepting()} false: 503 {@code audit_unavailable}) respects.
  * A failure episode is one line on stderr and the {@link AuditFailureListener} is told; it ends at the next
@@ -45,6 +47,8 @@ public final class AuditLog implements AuditGate, AutoCloseable {
     private final String target;
     private final int capacity;
     private final int reserve;
+    /** While failing, refusals' records are kept only up to this many queued records (an attacker sends them). */
+    private final int failingBound;
     private final BlockingQueue<Item> queue;
     private final AuditHealth health;
     private final AuditWriter writing;
@@ -62,6 +66,7 @@ public final class AuditLog implements AuditGate, AutoCloseable {
         this.target = target;
         this.capacity = capacity;
         this.reserve = reserve;
+        this.failingBound = Math.max(1, capacity / 16);
         this.queue = new ArrayBlockingQueue<>(capacity + reserve + 2);   // + a flush and the close marker
         this.health = new AuditHealth(target, listener, stderr);
         this.writing = new AuditWriter(queue, sink, clock, health, capacity / 2);
@@ -126,7 +131,7 @@ public final class AuditLog implements AuditGate, AutoCloseable {
     /**
      * Enqueues the record for this event (gauge-only events are ignored). The end of an exchange, tunnel or
      * WebSocket may use the reserve; other records (refusals, reloads) are lost, and counted, while the queue holds
-     * {@code capacity}. Never blocks.
+     * {@code capacity} (while failing, {@code capacity / 16}). Never blocks.
      */
     @Override
     public void on(ProxyEvent event) {
@@ -138,8 +143,9 @@ public final class AuditLog implements AuditGate, AutoCloseable {
             return;
         }
         boolean end = AuditRecords.endsAdmitted(event);
-        if (!end && queue.size() >= capacity) {
-            health.lose(1, fallingBehind());
+        if (!end && queue.size() >= (health.healthy() ? capacity : failingBound)) {
+            health.lose(1, health.healthy() ? fallingBehind() : "the log is failing and holds at most "
+                    + failingBound + " records of refusals meanwhile");
         } else if (end && queue.size() >= capacity + reserve || !queue.offer(new Item.Event(event))) {
             health.lose(1, "the queue of " + capacity + " records and its reserve of " + reserve
                     + " for the ends of admitted exchanges are full");

@@ -185,6 +185,26 @@ class AuditLogTest {
     }
 
     @Test
+    void whileFailingTheRecordsOfRefusalsAreKeptOnlyUpToASixteenthOfTheQueue() throws Exception {
+        ToggleStream sink = new ToggleStream();
+        try (AuditLog log = AuditLog.start(streamLog(sink, 32, 16))) {
+            sink.failing = true;
+            assertThat(log.admit(AuditEvents.denied("held"))).isTrue();
+            await(() -> !log.accepting());
+            for (int i = 0; i < 5; i++) {
+                log.on(AuditEvents.denied("refused-" + i));     // an attacker's refused requests: 2 are kept
+            }
+            log.on(AuditEvents.exchange("end", "/"));            // the end of an admitted exchange still is
+            assertThat(log.recordsLost()).isEqualTo(3);
+            assertThat(stderrLines()).last().asString().contains("holds at most 2 records of refusals");
+            sink.failing = false;
+            await(log::accepting);
+            log.flush();
+        }
+        assertThat(nonBlankLines(sink.text())).hasSize(4);
+    }
+
+    @Test
     void closingWhileTheSinkStillFailsCountsAndSaysWhatIsLost() {
         ToggleStream sink = new ToggleStream();
         sink.failing = true;
