@@ -10,6 +10,7 @@ import dev.sallyport.proxy.testing.LeakCheck;
 import dev.sallyport.proxy.testing.MapResolver;
 import dev.sallyport.proxy.testing.ProxyFixture;
 import dev.sallyport.proxy.testing.RawClient;
+import dev.sallyport.proxy.testing.Trust;
 import dev.sallyport.testing.TestPki;
 import java.io.IOException;
 import java.net.Socket;
@@ -19,6 +20,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.function.Function;
 import java.util.stream.Stream;
+import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -106,6 +108,48 @@ class HostileClientHelloTest {
                     .contains("client " + client + " => " + host + ":" + upstream.port() + ": tunnel refused: ")
                     .contains("(expected: ");
         }
+    }
+
+    @ParameterizedTest(name = "record type {0}")
+    @org.junit.jupiter.params.provider.ValueSource(ints = {0x17, 0x55})
+    void aBadTlsRecordAfterTheHandshakeClosesTheTunnelWithAtMostOneLineAndNoStackTrace(int type) throws Exception {
+        try (Socket s = new Socket("127.0.0.1", proxy.port())) {
+            s.setSoTimeout(10_000);
+            String target = "tls.test:" + upstream.port();
+            s.getOutputStream().write(("CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            assertThat(RawClient.readHead(s.getInputStream())).startsWith("HTTP/1.1 200 ");
+            String client = "127.0.0.1:" + s.getLocalPort();
+            SSLSocket tls = (SSLSocket) Trust.of(proxy.caPem).context.getSocketFactory()
+                    .createSocket(s, "tls.test", upstream.port(), false);
+            tls.startHandshake();
+            byte[] junk = new byte[45];
+            junk[0] = (byte) type;
+            junk[1] = 3;
+            junk[2] = 3;
+            junk[4] = 40;
+            s.getOutputStream().write(junk);                 // under the TLS layer: not a record the session made
+            s.getOutputStream().flush();
+            try {   // and a real request after it, which makes the engine read the bad record at the latest
+                tls.getOutputStream().write(("GET /x HTTP/1.1\r\nHost: " + target + "\r\n\r\n")
+                        .getBytes(StandardCharsets.US_ASCII));
+                tls.getOutputStream().flush();
+            } catch (IOException closedOnUs) {
+                // closed already: that is the point
+            }
+            RawClient.readAll(s.getInputStream());
+            proxy.events.await("tunnel_end", f -> client.equals(f.client()));
+            assertThat(logText().lines().filter(l -> l.contains(client + " "))).as("log lines").hasSizeLessThan(2);
+        }
+        assertThat(stderr.stackTraceLines()).isEmpty();
+    }
+
+    @org.junit.jupiter.api.Test
+    void aClientHelloSentStraightToTheProxyPortIsOne400WithoutAStackTrace() {
+        String answer = RawClient.exchange(proxy.address(), new String(ClientHellos.records(
+                ClientHellos.handshake("tls.test", 0), 16_384), StandardCharsets.ISO_8859_1));
+        assertThat(answer).startsWith("HTTP/1.1 400 ");
+        assertThat(stderr.stackTraceLines()).isEmpty();
     }
 
     /** Opens a tunnel to host, sends bytes (then a reset when asked) and reads until the proxy closes. */
