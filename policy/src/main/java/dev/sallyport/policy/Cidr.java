@@ -1,5 +1,7 @@
 package dev.sallyport.policy;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -59,6 +61,40 @@ public record Cidr(IpAddress base, int prefix) {
         }
         int mask = (0xff << (8 - rest)) & 0xff;
         return (a.byteAt(full) & mask) == base.byteAt(full);
+    }
+
+    /** True when every address of {@code other} is in this network (same family, prefix at least as long). */
+    public boolean contains(Cidr other) {
+        return other.prefix >= prefix && contains(other.base);
+    }
+
+    /**
+     * This network without {@code holes}, as the fewest networks that cover exactly the rest (in address
+     * order): {@code ::/8} without {@code ::ffff:0:0/96} is 88 networks. A hole of the other family, or outside
+     * this network, takes nothing away.
+     */
+    public List<Cidr> without(List<Cidr> holes) {
+        List<Cidr> out = new ArrayList<>();
+        cut(this, holes, out);
+        return List.copyOf(out);
+    }
+
+    private static void cut(Cidr net, List<Cidr> holes, List<Cidr> out) {
+        boolean split = false;
+        for (Cidr h : holes) {
+            if (h.contains(net)) {
+                return;
+            }
+            split |= net.contains(h);
+        }
+        if (!split) {
+            out.add(net);
+            return;
+        }
+        byte[] upper = net.base.bytes();
+        upper[net.prefix >>> 3] |= (byte) (0x80 >>> (net.prefix & 7));
+        cut(new Cidr(net.base, net.prefix + 1), holes, out);
+        cut(new Cidr(IpAddress.ofBytes(upper), net.prefix + 1), holes, out);
     }
 
     @Override

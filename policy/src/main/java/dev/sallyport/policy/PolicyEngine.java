@@ -27,7 +27,8 @@ public final class PolicyEngine {
     private final Policy policy;
     private final RuleIndex index;
     private final boolean audit;
-    private final Cidr[] deny;
+    private final Cidr[] deny4;
+    private final Cidr[] deny6;
     private final PrivateException[] allowPrivate;
     private final Cidr[] ownAddresses;
     private final int[] ownPorts;
@@ -36,7 +37,8 @@ public final class PolicyEngine {
         this.policy = policy;
         this.index = new RuleIndex(policy.rules());
         this.audit = policy.mode() == Mode.AUDIT;
-        this.deny = policy.network().deny().toArray(new Cidr[0]);
+        this.deny4 = policy.network().deny().stream().filter(c -> c.base().isV4()).toArray(Cidr[]::new);
+        this.deny6 = policy.network().deny().stream().filter(c -> !c.base().isV4()).toArray(Cidr[]::new);
         this.allowPrivate = policy.network().allowPrivate().toArray(new PrivateException[0]);
         List<HostPort> own = List.of(policy.proxy().listen(), policy.proxy().admin()).stream()
                 .filter(hp -> HostNames.isIpLiteral(hp.host())).toList();
@@ -135,7 +137,7 @@ public final class PolicyEngine {
     }
 
     private boolean inDeny(IpAddress a) {
-        for (Cidr c : deny) {
+        for (Cidr c : a.isV4() ? deny4 : deny6) {
             if (c.contains(a)) {
                 return true;
             }
@@ -143,11 +145,9 @@ public final class PolicyEngine {
         return false;
     }
 
+    /** True when {@code address} is IPv4-mapped ({@code ::ffff:0:0/96}) and the IPv4 address it spells is in {@code cidr}. */
     private static boolean containsMapped(Cidr cidr, IpAddress address) {
-        List<IpAddress> embedded = DefaultDeny.embeddedIpv4(address);
-        boolean mapped = !address.isV4() && address.byteAt(10) == 0xff && address.byteAt(11) == 0xff
-                && embedded.size() == 1;
-        return mapped && cidr.contains(embedded.getFirst());
+        return DefaultDeny.MAPPED.contains(address) && cidr.contains(DefaultDeny.embeddedIpv4(address).getFirst());
     }
 
     private Decision decide(String rawHost, int port, String method, String path, String client, boolean connect) {

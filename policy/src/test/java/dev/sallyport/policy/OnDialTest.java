@@ -42,7 +42,7 @@ class OnDialTest {
     @ValueSource(strings = {
         "93.184.216.34", "8.8.8.8", "1.1.1.1", "100.63.255.255", "100.128.0.0", "172.15.255.255", "172.32.0.0",
         "169.253.255.255", "2606:4700::1111", "::ffff:8.8.8.8", "64:ff9b::8.8.8.8", "2002:808:808::1",
-        "2001:0:4136:e378:8000:63bf:f7f7:f7f7", "2001:db8::1",
+        "2a00:1450:4001:82b::200e", "2002:c01f:c401::1",
     })
     void allowsPublicAddressesIncludingPublicEmbeddings(String address) {
         Decision d = DEFAULT.onDial("example.com", 443, ip(address));

@@ -256,7 +256,7 @@ class PolicyLoaderTest {
                   timeouts: {connect: 250ms, tls: 5s, response_headers: 10m, idle: 1h, shutdown_grace: 0s}
                   admin_token: {file: secrets/admin.token}
                 upstream: {trust: [system, corp.pem]}
-                network: {deny: [default, "2001:db8::/32"]}
+                network: {deny: [default, "192.31.196.0/24"]}
                 rules:
                   - {name: r, hosts: [a.example], clients: [ci, laptop], ports: [443, 8443]}
                 secrets:
