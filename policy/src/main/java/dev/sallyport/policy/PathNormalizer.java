@@ -1,7 +1,10 @@
 package dev.sallyport.policy;
 
 import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Turns a request target's path into the one spelling that rules match, so that two spellings of one
@@ -18,6 +21,12 @@ import java.util.List;
  *       is decoded ({@code %61} = {@code a}, {@code %2e} = {@code .}, {@code %3B} = {@code ;}); the
  *       rest stay escaped with uppercase hex ({@code %3f} = {@code %3F}, {@code %25} stays). A space or
  *       character U+0080..U+00FF (a raw byte) is escaped. No escape is decoded twice.</li>
+ *   <li>Refused, because a backend that decodes again or decodes overlong UTF-8 would read another path:
+ *       an escaped {@code %} ({@code %25}) before an escape of {@code % . / \ ? # ;}, a control character
+ *       or a byte above 0x7E, or before {@code u} ({@code %252e}, {@code %252F}, {@code %255c},
+ *       {@code %25252e}, {@code %25%32%65}, {@code %25u002e}); overlong UTF-8 ({@code %c0%ae},
+ *       {@code %e0%80%ae}). {@code %2520} or {@code %2541} stay allowed: a second decoding changes only
+ *       characters inside a segment.</li>
  *   <li>Doubled slashes collapse ({@code //a} = {@code /a}); dot segments resolve ({@code /a/./b/../c}
  *       = {@code /a/c}); a {@code ..} above the root is refused, and so are {@code .;} / {@code ..;}
  *       segments that some servers read as dot segments. A trailing slash is kept.</li>
@@ -26,10 +35,53 @@ import java.util.List;
  */
 public final class PathNormalizer {
 
+    /**
+     * The bytes that must not appear one decoding deeper: controls, {@code % . / \ ? # ;}, and bytes above
+     * 0x7E (overlong or raw bytes). Escapes of letters, digits, space and other punctuation only change
+     * characters inside a segment.
+     */
+    private static final BitSet SECOND_DECODING_REFUSED = refusedSecond();
+
     private PathNormalizer() {}
 
     /** Normalizes {@code rawPathAndQuery}; throws IllegalArgumentException with the reason. */
     public static String normalize(String rawPathAndQuery) {
+        String raw = pathOf(rawPathAndQuery);
+        return isAlreadyNormal(raw) ? raw : resolveSegments(decoded(raw));
+    }
+
+    /**
+     * Every path a backend may read for {@code rawPathAndQuery}, each normalized, {@link #normalize}'s first.
+     * Then, where they differ: the path with {@code ;parameters} dropped from each segment (as Java servlet
+     * containers read {@code /admin;x/y}: {@code /admin/y}); the path cut at an escaped {@code ?} or
+     * {@code #} (as a backend that decodes before it splits off the query reads {@code /a/secret%3F/../b}:
+     * {@code /a/secret}); and the path cut and without parameters. A rule decides a request only when it
+     * decides every reading the same way. Throws as normalize does, and when a reading climbs above the root.
+     */
+    public static List<String> readings(String rawPathAndQuery) {
+        String raw = pathOf(rawPathAndQuery);
+        boolean normal = isAlreadyNormal(raw);
+        String canonical = normal ? raw : decoded(raw);
+        String first = normal ? raw : resolveSegments(canonical);
+        int stop = firstEscapedStop(canonical);
+        boolean parameters = canonical.indexOf(';') >= 0;
+        if (stop < 0 && !parameters) {
+            return List.of(first);
+        }
+        Set<String> out = new LinkedHashSet<>();
+        out.add(first);
+        if (parameters) {
+            out.add(resolveSegments(withoutParameters(canonical)));
+        }
+        if (stop >= 0) {
+            String cut = canonical.substring(0, stop);
+            out.add(resolveSegments(cut));
+            out.add(resolveSegments(withoutParameters(cut)));
+        }
+        return List.copyOf(out);
+    }
+
+    private static String pathOf(String rawPathAndQuery) {
         if (rawPathAndQuery == null || rawPathAndQuery.isEmpty()) {
             throw new IllegalArgumentException("empty path");
         }
@@ -38,11 +90,39 @@ public final class PathNormalizer {
         if (raw.isEmpty() || raw.charAt(0) != '/') {
             throw new IllegalArgumentException("path does not start with '/'");
         }
-        if (isAlreadyNormal(raw)) {
-            return raw;
+        return raw;
+    }
+
+    /** The path decoded once into its canonical escapes, refused when another decoder would read more. */
+    private static String decoded(String raw) {
+        String canonical = canonicalEscapes(raw);
+        refuseBackendDecodings(canonical);
+        return canonical;
+    }
+
+    /** Where the first escaped {@code ?} or {@code #} stands in canonical text (always {@code %3F} / {@code %23}), or -1. */
+    private static int firstEscapedStop(String canonical) {
+        int q = canonical.indexOf("%3F");
+        int h = canonical.indexOf("%23");
+        return q < 0 ? h : h < 0 ? q : Math.min(q, h);
+    }
+
+    /** Each segment without its {@code ;} and what follows it up to the next {@code /}. */
+    private static String withoutParameters(String path) {
+        StringBuilder sb = new StringBuilder(path.length());
+        boolean skipping = false;
+        for (int i = 0; i < path.length(); i++) {
+            char c = path.charAt(i);
+            if (c == '/') {
+                skipping = false;
+            } else if (c == ';') {
+                skipping = true;
+            }
+            if (!skipping) {
+                sb.append(c);
+            }
         }
-        String decoded = canonicalEscapes(raw);
-        return resolveSegments(decoded);
+        return sb.toString();
     }
 
     /**
@@ -69,12 +149,11 @@ public final class PathNormalizer {
         for (int i = 0; i < raw.length(); i++) {
             char c = raw.charAt(i);
             if (c == '%') {
-                int hi = hex(raw, i + 1);
-                int lo = hex(raw, i + 2);
-                if (hi < 0 || lo < 0) {
+                int b = hexPair(raw, i + 1);
+                if (b < 0) {
                     throw new IllegalArgumentException("invalid percent-escape at offset " + i);
                 }
-                appendDecoded(sb, (hi << 4) | lo);
+                appendDecoded(sb, b);
                 i += 2;
             } else if (c == '\\') {
                 throw new IllegalArgumentException("backslash in path");
@@ -108,6 +187,61 @@ public final class PathNormalizer {
         } else {
             sb.append((char) b);
         }
+    }
+
+    /**
+     * Refuses what a backend that decodes differently would read as another path. {@code canonical} is the
+     * once-decoded path, every byte that stays escaped written {@code %XX} (a literal {@code %} as
+     * {@code %25}), so hex digits after a {@code %25} are always raw here.
+     * <ul>
+     *   <li>a literal {@code %} followed by {@code u} (IIS {@code %u002e}) or by an escape of a byte in
+     *       {@link #SECOND_DECODING_REFUSED}: a backend that decodes twice reads a dot, a separator, a query,
+     *       a parameter, a control character, a raw byte or one more escape there ({@code %252e},
+     *       {@code %252f}, {@code %255c}, {@code %25252e}, {@code %25%32%65}, any case);</li>
+     *   <li>an overlong UTF-8 sequence ({@code C0}, {@code C1}, {@code E0 80..9F}, {@code F0 80..8F}): a
+     *       decoder that accepts it reads ASCII ({@code %c0%ae} is {@code .}, {@code %c0%af} is
+     *       {@code /}).</li>
+     * </ul>
+     */
+    private static void refuseBackendDecodings(String canonical) {
+        for (int i = canonical.indexOf('%'); i >= 0; i = canonical.indexOf('%', i + 1)) {
+            int b = escapedByte(canonical, i);
+            if (b == '%') {
+                char next = i + 3 < canonical.length() ? canonical.charAt(i + 3) : 0;
+                int second = hexPair(canonical, i + 3);
+                if (next == 'u' || next == 'U' || (second >= 0 && SECOND_DECODING_REFUSED.get(second))) {
+                    throw new IllegalArgumentException("double encoding at offset " + i + ": an escaped '%' before"
+                            + " what a second decoding reads as a dot, separator, query, parameter or escape");
+                }
+            }
+            int following = escapedByte(canonical, i + 3);
+            if (b == 0xC0 || b == 0xC1 || (b == 0xE0 && following >= 0x80 && following <= 0x9F)
+                    || (b == 0xF0 && following >= 0x80 && following <= 0x8F)) {
+                throw new IllegalArgumentException("overlong UTF-8 sequence at offset " + i);
+            }
+        }
+    }
+
+    private static BitSet refusedSecond() {
+        BitSet set = new BitSet(256);
+        set.set(0, 0x20);
+        set.set(0x7f, 256);
+        for (char c : "%./\\?#;".toCharArray()) {
+            set.set(c);
+        }
+        return set;
+    }
+
+    /** The byte that {@code %XX} at {@code at} stands for, or -1 when there is no such escape there. */
+    private static int escapedByte(String s, int at) {
+        return at < s.length() && s.charAt(at) == '%' ? hexPair(s, at + 1) : -1;
+    }
+
+    /** The byte of the two hex digits at {@code at}, or -1. */
+    private static int hexPair(String s, int at) {
+        int hi = hex(s, at);
+        int lo = hex(s, at + 1);
+        return hi < 0 || lo < 0 ? -1 : (hi << 4) | lo;
     }
 
     private static void appendEscape(StringBuilder sb, int b) {

@@ -70,7 +70,10 @@ public final class PolicyEngine {
      * Decides one request in full; {@code rawPathAndQuery} is the origin-form request target (the path of
      * an absolute-form target, with its query, which is stripped before matching; see
      * {@link PathNormalizer}). Anything that does not start with {@code /} ({@code *} of OPTIONS, a full
-     * URL) is {@code invalid_path}. The method must be an uppercase token ({@code invalid_method}).
+     * URL) is {@code invalid_path}. The method must be an uppercase token ({@code invalid_method}). A path
+     * that backends may read in more than one way ({@link PathNormalizer#readings}: {@code ;parameters}, an
+     * escaped {@code ?} or {@code #}) is allowed only when every reading is; otherwise the first reading's
+     * refusal decides, recorded with the normal path.
      *
      * @param client nullable: the client identity
      */
@@ -79,13 +82,21 @@ public final class PolicyEngine {
         if (!Rule.isMethodToken(method)) {
             return hard(Reasons.INVALID_METHOD, null);
         }
-        String path;
+        List<String> readings;
         try {
-            path = PathNormalizer.normalize(rawPathAndQuery);
+            readings = PathNormalizer.readings(rawPathAndQuery);
         } catch (IllegalArgumentException e) {
             return hard(Reasons.INVALID_PATH, null);
         }
-        return decide(host, port, method, path, client, false);
+        String path = readings.getFirst();
+        Decision d = decide(host, port, method, path, client, false);
+        for (int i = 1; i < readings.size() && d.verdict() == Verdict.ALLOW; i++) {
+            Decision other = decide(host, port, method, readings.get(i), client, false);
+            if (other.verdict() != Verdict.ALLOW) {
+                d = new Decision(other.verdict(), other.rule(), other.ruleLine(), other.reason(), other.tls(), path);
+            }
+        }
+        return d;
     }
 
     /**

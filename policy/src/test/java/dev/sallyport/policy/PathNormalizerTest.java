@@ -22,6 +22,10 @@ class PathNormalizerTest {
         "/a/%3F|/a/%3F",
         "/a/%25|/a/%25",
         "/a/%2541|/a/%2541",
+        "/a/b%2520c|/a/b%2520c",
+        "/a/100%25-off|/a/100%25-off",
+        "/a/%25%C3%A9|/a/%25%C3%A9",
+        "/a/%E0%A4%85|/a/%E0%A4%85",
         "/a/%20|/a/%20",
         "/a/%c3%a9|/a/%C3%A9",
         "/a//b|/a/b",
@@ -67,6 +71,28 @@ class PathNormalizerTest {
         "?x|does not start",
         "/a#b|'#'",
         "/a\u0100|above U+00FF",
+        // regression (issue 11 item 9): these reached a path-restricted host through backends that decode twice
+        "/public/%252e%252e/private/x|double encoding",
+        "/public/%252E%252e/private/x|double encoding",
+        "/public/%252e./private/x|double encoding",
+        "/public/.%252E/private/x|double encoding",
+        "/public/%25252e%25252e/private/x|double encoding",
+        "/public/..%252fprivate/x|double encoding",
+        "/public/..%255Cprivate/x|double encoding",
+        "/public/%25%32%65%25%32%65/private|double encoding",
+        "/public/%25%32%45.|double encoding",
+        "/public/%25u002e%25u002e/private|double encoding",
+        "/public/..%253b/private|double encoding",
+        "/public/..%253F/private|double encoding",
+        "/public/..%2523/private|double encoding",
+        "/public/..%2500/private|double encoding",
+        "/public/%25c0%25ae|double encoding",
+        "/public/%c0%ae%c0%ae/private|overlong UTF-8",
+        "/public/%C0%AF|overlong UTF-8",
+        "/public/%c1%9c|overlong UTF-8",
+        "/public/%e0%80%ae|overlong UTF-8",
+        "/public/%f0%80%80%ae|overlong UTF-8",
+        "/public/%u002e|invalid percent-escape",
     })
     void refusesAmbiguousPaths(String raw, String reason) {
         assertThatThrownBy(() -> PathNormalizer.normalize(raw)).isInstanceOf(IllegalArgumentException.class)
@@ -77,6 +103,24 @@ class PathNormalizerTest {
     void decodesOnlyOnce() {
         // %2541 is "%41" once decoded; decoding again would give "A" and make two paths one.
         assertThat(PathNormalizer.normalize("/%2541")).isNotEqualTo(PathNormalizer.normalize("/A"));
-        assertThat(PathNormalizer.normalize("/%252e%252e/x")).isEqualTo("/%252e%252e/x");
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "/a/b|/a/b",
+        "/a;x/b|/a;x/b /a/b",
+        "/admin;jsessionid=1/users|/admin;jsessionid=1/users /admin/users",
+        "/a/secret%3f/../b|/a/b /a/secret",
+        "/a/x%23y/z;p|/a/x%23y/z;p /a/x%23y/z /a/x",
+        "/a/..%3F/b|/a/..%3F/b /",
+    })
+    void readingsAreTheNormalFormThenWhatParameterAndQueryCuttingBackendsRead(String raw, String readings) {
+        assertThat(PathNormalizer.readings(raw)).containsExactly(readings.split(" "));
+    }
+
+    @org.junit.jupiter.api.Test
+    void aReadingAboveTheRootIsRefused() {
+        assertThatThrownBy(() -> PathNormalizer.readings("/..%3F/x")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("climbs above the root");
     }
 }

@@ -11,13 +11,8 @@ import dev.sallyport.proxy.testing.MapResolver;
 import dev.sallyport.proxy.testing.ProxyFixture;
 import dev.sallyport.proxy.testing.RawClient;
 import dev.sallyport.proxy.testing.Trust;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.InetAddress;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
-import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -76,8 +71,8 @@ class SpecialAddressDenyTest {
                 String target = host + ":" + port;
                 assertDenied(RawClient.exchange(proxy.address(), "GET http://" + target + "/byurl HTTP/1.1\r\nHost: "
                         + target + "\r\n\r\n"), "/byurl", host);
-                assertDenied(throughTunnel(host, port, "GET /byconnect HTTP/1.1\r\nHost: " + target
-                        + "\r\nConnection: close\r\n\r\n"), "/byconnect", host);
+                assertDenied(RawClient.throughTunnel(proxy.address(), trust, host, port, "GET /byconnect HTTP/1.1"
+                        + "\r\nHost: " + target + "\r\nConnection: close\r\n\r\n"), "/byconnect", host);
             }
             assertThat(own == null ? 0 : own.connections()).as("connections to the canary on " + address).isZero();
         }
@@ -96,40 +91,5 @@ class SpecialAddressDenyTest {
         assertThat(f.decision()).isEqualTo("deny");
         assertThat(proxy.events.all("request")).filteredOn(e -> path.equals(e.path()) && shown.equals(e.host()))
                 .allSatisfy(e -> assertThat(e.decision()).isEqualTo("deny"));
-    }
-
-    /** CONNECT to {@code host:port}, TLS with the proxy (trusting its CA), one request; the answer inside. */
-    private static String throughTunnel(String host, int port, String request) {
-        try (Socket raw = new Socket()) {
-            raw.connect(proxy.address(), 5000);
-            raw.setSoTimeout(5000);
-            String target = host + ":" + port;
-            raw.getOutputStream().write(("CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n")
-                    .getBytes(StandardCharsets.US_ASCII));
-            String reply = readHead(raw);
-            assertThat(reply).as("CONNECT " + target).startsWith("HTTP/1.1 200");
-            String sniHost = host.startsWith("[") ? host.substring(1, host.length() - 1) : host;
-            try (SSLSocket tls = (SSLSocket) trust.context.getSocketFactory().createSocket(raw, sniHost, port, false)) {
-                tls.startHandshake();
-                tls.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
-                tls.getOutputStream().flush();
-                return RawClient.readAll(tls.getInputStream());
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static String readHead(Socket s) throws IOException {
-        StringBuilder sb = new StringBuilder();
-        var in = s.getInputStream();
-        while (!sb.toString().endsWith("\r\n\r\n")) {
-            int b = in.read();
-            if (b < 0) {
-                break;
-            }
-            sb.append((char) b);
-        }
-        return sb.toString();
     }
 }
