@@ -68,7 +68,7 @@ public class ScrubBenchmark {
         for (int i = 0; i < 5; i++) {
             env.put("S" + i, "tok_" + i + "_" + Long.toHexString(rnd.nextLong()) + Long.toHexString(rnd.nextLong()));
             specs.add(new SecretSpec("S" + i, i + 1, new SecretSource.Env("S" + i),
-                    List.of(HostPattern.parse("api" + i + ".example.com")), List.of("Authorization"), null, false, false));
+                    List.of(HostPattern.parse("api" + i + ".example.com")), List.of("Authorization"), null, false, false, false));
         }
         store = SecretStore.load(specs, Placeholders.ephemeral(), env::get, InstantSource.system());
         placeholder = store.placeholders().get("S0");

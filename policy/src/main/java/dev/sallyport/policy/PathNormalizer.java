@@ -100,7 +100,7 @@ public final class PathNormalizer {
         return canonical;
     }
 
-    /** Where the first escaped {@code ?} or {@code #} stands in canonical text (always {@code %3F} / {@code %23}), or -1. */
+    /** Where the first escaped {@code ?} or {@code #} ({@code %3F} / {@code %23} in canonical text) stands, or -1. */
     private static int firstEscapedStop(String canonical) {
         int q = canonical.indexOf("%3F");
         int h = canonical.indexOf("%23");

@@ -156,7 +156,7 @@ public final class PolicyEngine {
         return false;
     }
 
-    /** True when {@code address} is IPv4-mapped ({@code ::ffff:0:0/96}) and the IPv4 address it spells is in {@code cidr}. */
+    /** True when {@code address} is IPv4-mapped ({@code ::ffff:0:0/96}) and the IPv4 address it spells is in cidr. */
     private static boolean containsMapped(Cidr cidr, IpAddress address) {
         return DefaultDeny.MAPPED.contains(address) && cidr.contains(DefaultDeny.embeddedIpv4(address).getFirst());
     }

@@ -5,14 +5,17 @@ import java.util.Objects;
 
 /**
  * One entry of {@code secrets}: a value that the sandbox sees only as a placeholder and that the proxy
- * swaps in, only on requests to {@code hosts}, only in {@code headers}.
+ * swaps in, only on requests to {@code hosts}, only in {@code headers}, and only on requests that go to the
+ * upstream over TLS unless {@code allowCleartext}.
  *
- * @param placeholder nullable: a fixed placeholder; null means the proxy generates one
- * @param require     when true, the proxy refuses to start if the value cannot be read
- * @param lazy        when true, the value is read on first use instead of at start
+ * @param placeholder    nullable: a fixed placeholder; null means the proxy generates one
+ * @param require        when true, requests to the secret's hosts without the placeholder are refused
+ * @param lazy           when true, the value is read on first use instead of at start
+ * @param allowCleartext when true, the value is also injected into requests that go upstream in cleartext
+ *                       (plain {@code http://}); when false (the default) such a request is refused
  */
 public record SecretSpec(String name, int line, SecretSource from, List<HostPattern> hosts, List<String> headers,
-                         String placeholder, boolean require, boolean lazy) {
+                         String placeholder, boolean require, boolean lazy, boolean allowCleartext) {
 
     public SecretSpec {
         Objects.requireNonNull(name, "name");
@@ -45,7 +48,8 @@ public record SecretSpec(String name, int line, SecretSource from, List<HostPatt
     @Override
     public String toString() {
         return "SecretSpec[name=" + name + ", line=" + line + ", from=" + from + ", hosts=" + hosts
-                + ", headers=" + headers + ", require=" + require + ", lazy=" + lazy + "]";
+                + ", headers=" + headers + ", require=" + require + ", lazy=" + lazy + ", allowCleartext="
+                + allowCleartext + "]";
     }
 
     static boolean isEnvName(String s) {

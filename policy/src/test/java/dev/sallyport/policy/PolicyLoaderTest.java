@@ -87,6 +87,7 @@ class PolicyLoaderTest {
         assertThat(s.hosts()).extracting(HostPattern::toString).containsExactly("api.github.example", "github.example");
         assertThat(s.placeholder()).isNull();
         assertThat(s.require()).isFalse();
+        assertThat(s.allowCleartext()).as("allow_cleartext defaults to false").isFalse();
     }
 
     @Test
@@ -178,6 +179,8 @@ class PolicyLoaderTest {
         "secrets: [{name: X, from: env:X, hosts: [a.example], headers: [Bad Header]}]|1:64 secrets[0].headers[0]|not a header name",
         "secrets: [{name: X, from: env:X, hosts: [a.example], headers: [A], require: yes}]|1:77 secrets[0].require|is 'yes'",
         "secrets: [{name: X, from: env:X, hosts: [a.example], headers: [A], placeholder: short}]|1:81 secrets[0].placeholder|not a usable placeholder",
+        "secrets: [{name: X, from: env:X, hosts: [a.example], headers: [A], allow_cleartext: yes}]|1:85 secrets[0].allow_cleartext|is 'yes'",
+        "secrets: [{name: X, from: env:X, hosts: [a.example], headers: [A], allow_clear_text: true}]|1:68 secrets[0].allow_clear_text|unknown key 'allow_clear_text'",
     })
     void singleMistakes(String yaml, String where, String message) {
         PolicyException e = problems(yaml);
@@ -267,6 +270,7 @@ class PolicyLoaderTest {
                     placeholder: SALLYPORT_PLACEHOLDER_API_KEY
                     require: true
                     lazy: true
+                    allow_cleartext: true
                 """);
         Policy p = PolicyLoader.load(file);
         assertThat(p.proxy().listen()).isEqualTo(new HostPort("::1", 0));
@@ -284,6 +288,7 @@ class PolicyLoaderTest {
         assertThat(s.placeholder()).isEqualTo("SALLYPORT_PLACEHOLDER_API_KEY");
         assertThat(s.require()).isTrue();
         assertThat(s.lazy()).isTrue();
+        assertThat(s.allowCleartext()).isTrue();
         assertThat(s.toString()).doesNotContain("SALLYPORT_PLACEHOLDER_API_KEY");
     }
 

@@ -2,14 +2,12 @@ package dev.sallyport.proxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sallyport.proxy.testing.EchoUpstream;
 import dev.sallyport.proxy.testing.LeakCheck;
 import dev.sallyport.proxy.testing.MapResolver;
 import dev.sallyport.proxy.testing.ProxyFixture;
 import dev.sallyport.proxy.testing.RawClient;
 import dev.sallyport.proxy.testing.Trust;
-import dev.sallyport.testing.TestPki;
-import java.nio.file.Path;
+import dev.sallyport.proxy.testing.Upstreams;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -24,32 +22,26 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class PathEncodingTest {
 
-    static EchoUpstream plain;
-    static EchoUpstream tls;
+    static Upstreams up;
     static ProxyFixture proxy;
     static Trust trust;
 
     @BeforeAll
     static void start() throws Exception {
-        LeakCheck.install();
-        Path dir = ProxyFixture.tempDir();
-        TestPki pki = TestPki.create();
-        plain = EchoUpstream.http();
-        tls = EchoUpstream.https(pki.issue("files.test"));
-        String rules = "  - name: no-secret\n    action: deny\n    hosts: [files.test]\n    ports: [" + plain.port()
-                + ", " + tls.port() + "]\n    paths: [\"/public/secret/**\"]\n"
-                + "  - name: public\n    hosts: [files.test]\n    ports: [" + plain.port() + ", " + tls.port()
+        up = Upstreams.start("files.test");
+        String rules = "  - name: no-secret\n    action: deny\n    hosts: [files.test]\n    ports: [" + up.plain.port()
+                + ", " + up.tls.port() + "]\n    paths: [\"/public/secret/**\"]\n"
+                + "  - name: public\n    hosts: [files.test]\n    ports: [" + up.plain.port() + ", " + up.tls.port()
                 + "]\n    paths: [\"/public/**\"]\n";
-        proxy = ProxyFixture.start(ProxyFixture.policy(pki.rootPem(dir), "files.test:" + plain.port()
-                + ", files.test:" + tls.port(), "", rules), new MapResolver().map("files.test", "127.0.0.1"), dir);
+        proxy = ProxyFixture.start(ProxyFixture.policy(up.root, "files.test:" + up.plain.port()
+                + ", files.test:" + up.tls.port(), "", rules), new MapResolver().map("files.test", "127.0.0.1"), up.dir);
         trust = Trust.of(proxy.caPem);
     }
 
     @AfterAll
     static void stop() {
         proxy.close();
-        plain.close();
-        tls.close();
+        up.close();
         assertThat(LeakCheck.collect()).as("Netty buffer leaks").isEmpty();
     }
 
@@ -65,23 +57,23 @@ class PathEncodingTest {
         "/public/..%3f/private/x", "/public/secret;x/y", "/public/secret%3f/../y", "/public/x/..%2523/../private",
     })
     void aSpellingThatABackendReadsOutsideTheAllowedTreeNeverReachesIt(String path) {
-        int before = plain.requests.size() + tls.requests.size();
-        String byUrl = RawClient.exchange(proxy.address(), "GET http://files.test:" + plain.port() + path
-                + " HTTP/1.1\r\nHost: files.test:" + plain.port() + "\r\n\r\n");
+        int before = up.requests();
+        String byUrl = RawClient.exchange(proxy.address(), "GET http://files.test:" + up.plain.port() + path
+                + " HTTP/1.1\r\nHost: files.test:" + up.plain.port() + "\r\n\r\n");
         assertRefused(byUrl, path);
-        String inTunnel = RawClient.throughTunnel(proxy.address(), trust, "files.test", tls.port(), "GET " + path
-                + " HTTP/1.1\r\nHost: files.test:" + tls.port() + "\r\nConnection: close\r\n\r\n");
+        String inTunnel = RawClient.throughTunnel(proxy.address(), trust, "files.test", up.tls.port(), "GET " + path
+                + " HTTP/1.1\r\nHost: files.test:" + up.tls.port() + "\r\nConnection: close\r\n\r\n");
         assertRefused(inTunnel, path);
-        assertThat(plain.requests.size() + tls.requests.size()).as("requests the upstreams saw").isEqualTo(before);
+        assertThat(up.requests()).as("requests the upstreams saw").isEqualTo(before);
     }
 
     @Test
     void theAllowedTreeStillWorksThroughBothPaths() {
-        String byUrl = RawClient.exchange(proxy.address(), "GET http://files.test:" + plain.port()
-                + "/public/a%2520b/./c HTTP/1.1\r\nHost: files.test:" + plain.port() + "\r\nConnection: close\r\n\r\n");
+        String byUrl = RawClient.exchange(proxy.address(), "GET http://files.test:" + up.plain.port()
+                + "/public/a%2520b/./c HTTP/1.1\r\nHost: files.test:" + up.plain.port() + "\r\nConnection: close\r\n\r\n");
         assertThat(byUrl).startsWith("HTTP/1.1 200 ").contains("GET /public/a%2520b/./c host=files.test");
-        String inTunnel = RawClient.throughTunnel(proxy.address(), trust, "files.test", tls.port(),
-                "GET /public/x/../ok;v=2 HTTP/1.1\r\nHost: files.test:" + tls.port() + "\r\nConnection: close\r\n\r\n");
+        String inTunnel = RawClient.throughTunnel(proxy.address(), trust, "files.test", up.tls.port(),
+                "GET /public/x/../ok;v=2 HTTP/1.1\r\nHost: files.test:" + up.tls.port() + "\r\nConnection: close\r\n\r\n");
         assertThat(inTunnel).startsWith("HTTP/1.1 200 ").contains("GET /public/x/../ok;v=2 host=files.test");
     }
 

@@ -75,7 +75,7 @@ class SecretsThroughProxyTest {
                 + secret("API_KEY", "api.test", "X-Api-Key", false)
                 + secret("NPM_TOKEN", "registry.test", "Authorization", false)
                 + secret("STRICT_KEY", "strict.test", "X-Strict-Key", true)
-                + secret("PLAIN_KEY", "plain.test", "X-Api-Key", false);
+                + secret("PLAIN_KEY", "plain.test", "X-Api-Key", false) + "    allow_cleartext: true\n";
         String rules = "  - name: tls\n    hosts: [api.test, registry.test, other.test, strict.test]\n    ports: [" + p
                 + "]\n  - name: plain\n    hosts: [plain.test, plain-other.test]\n    ports: [" + plain.port() + "]\n";
         String allowPrivate = "api.test:" + p + ", registry.test:" + p + ", other.test:" + p + ", strict.test:" + p
@@ -219,7 +219,7 @@ class SecretsThroughProxyTest {
     }
 
     @Test
-    void absoluteFormPlainHttpIsInjectedOnlyForItsOwnHost() {
+    void absoluteFormPlainHttpIsInjectedOnlyForItsOwnHostWhenTheSecretAllowsCleartext() {
         String ok = curl("-H", "X-Api-Key: " + ph.get("PLAIN_KEY"), "http://plain.test:" + plain.port() + "/plain");
         assertThat(ok).contains("HTTP/1.1 200");
         assertThat(String.join("\n", plain.requests)).contains(real.get("PLAIN_KEY"));

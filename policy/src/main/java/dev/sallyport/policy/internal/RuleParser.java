@@ -23,7 +23,7 @@ final class RuleParser {
     private static final Set<String> RULE_KEYS = Set.of("name", "action", "hosts", "cidrs", "ports", "methods",
             "paths", "tls", "clients");
     private static final Set<String> SECRET_KEYS = Set.of("name", "from", "hosts", "headers", "placeholder",
-            "require", "lazy");
+            "require", "lazy", "allow_cleartext");
     private static final String CIDR = "an IPv4 or IPv6 network such as 10.20.0.0/16 or fd00::/8";
     private static final String METHOD = "an uppercase method token such as GET";
     private static final String ENV_NAME = "a name of letters, digits and '_', not starting with a digit";
@@ -219,12 +219,14 @@ final class RuleParser {
         }
         Boolean require = m.containsKey("require") ? t.bool(m.get("require"), p + ".require") : Boolean.FALSE;
         Boolean lazy = m.containsKey("lazy") ? t.bool(m.get("lazy"), p + ".lazy") : Boolean.FALSE;
+        Boolean cleartext = m.containsKey("allow_cleartext")
+                ? t.bool(m.get("allow_cleartext"), p + ".allow_cleartext") : Boolean.FALSE;
         if (name == null || from == null || hosts == null || headers == null || require == null || lazy == null
-                || (m.containsKey("placeholder") && placeholder == null)) {
+                || cleartext == null || (m.containsKey("placeholder") && placeholder == null)) {
             return null;
         }
         try {
-            return new SecretSpec(name, line, from, hosts, headers, placeholder, require, lazy);
+            return new SecretSpec(name, line, from, hosts, headers, placeholder, require, lazy, cleartext);
         } catch (IllegalArgumentException e) {
             t.problem(node, p, e.getMessage(), "a valid secret");
             return null;

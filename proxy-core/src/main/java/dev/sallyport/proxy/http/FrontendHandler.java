@@ -126,7 +126,7 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
         head.headers().set(request.headers());
         HopHeaders.strip(head.headers(), f.websocket());
         BodyFraming.copy(request, head.headers());
-        SecretsStep secrets = SecretsStep.open(context.secrets(), f.target().host());
+        SecretsStep secrets = SecretsStep.open(context.secrets(), f.target().host(), f.tls());
         InjectionResult.Refused refused = secrets == null ? null : secrets.inject(head, audit, context, ctx.alloc());
         if (refused != null) {
             SecretsStep.refuse(this, request, refused, audit);

@@ -8,6 +8,7 @@ import dev.sallyport.proxy.inject.ResponseDecodeException;
 import dev.sallyport.proxy.inject.ResponseScrubber;
 import dev.sallyport.proxy.inject.SecretReasons;
 import dev.sallyport.proxy.inject.SecretStore;
+import dev.sallyport.proxy.inject.UpstreamLeg;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.websocket.MessageGuardHandler;
@@ -59,11 +60,13 @@ final class SecretsStep {
     }
 
     /**
-     * The step for a request to {@code host} (normalized, bound to the CONNECT target); null when there is nothing
-     * to inject, refuse or scrub (no secrets now, and no value loaded before a reload removed them).
+     * The step for a request to {@code host} (normalized, bound to the CONNECT target) that goes upstream over
+     * TLS or not ({@code tls}); null when there is nothing to inject, refuse or scrub (no secrets now, and no value
+     * loaded before a reload removed them).
      */
-    static SecretsStep open(SecretStore store, String host) {
-        return store.idle() ? null : new SecretsStep(store.exchange(host));
+    static SecretsStep open(SecretStore store, String host, boolean tls) {
+        UpstreamLeg leg = tls ? UpstreamLeg.TLS : UpstreamLeg.CLEARTEXT;
+        return store.idle() ? null : new SecretsStep(store.exchange(host, leg));
     }
 
     /**

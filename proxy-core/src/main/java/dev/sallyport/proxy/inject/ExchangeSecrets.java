@@ -9,10 +9,12 @@ import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpRequest;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 
 /**
- * The secrets side of one exchange (one request and its response) to one host. Create one per request
- * with {@link SecretStore#exchange(String)}; not thread-safe (it lives on one event loop).
+ * The secrets side of one exchange (one request and its response) to one host over one {@link UpstreamLeg}.
+ * Create one per request with {@link SecretStore#exchange(String, UpstreamLeg)}; not thread-safe (it lives on
+ * one event loop).
  *
  * <ol>
  *   <li>{@link #inject(HttpRequest)} before the request goes upstream: swaps placeholders or refuses;</li>
@@ -25,13 +27,15 @@ public final class ExchangeSecrets {
 
     private final SecretStore store;
     private final String host;
+    private final UpstreamLeg leg;
     private final boolean sensitive;
     private final List<byte[]> sentTokens = new ArrayList<>(1);
     private List<String> injected = List.of();
 
-    ExchangeSecrets(SecretStore store, String host) {
+    ExchangeSecrets(SecretStore store, String host, UpstreamLeg leg) {
         this.store = store;
         this.host = host;
+        this.leg = Objects.requireNonNull(leg, "leg");
         this.sensitive = store.sensitive(host);
     }
 
@@ -70,7 +74,7 @@ public final class ExchangeSecrets {
             }
             return new Injected(List.of());
         }
-        RequestInspector.Outcome o = new RequestInspector(store, host).inspect(headers, rawTarget);
+        RequestInspector.Outcome o = new RequestInspector(store, host, leg).inspect(headers, rawTarget);
         if (o.refusal() != null) {
             return o.refusal();
         }
@@ -153,6 +157,7 @@ public final class ExchangeSecrets {
 
     @Override
     public String toString() {
-        return "ExchangeSecrets[host=" + host + ", sensitive=" + sensitive + ", injected=" + injected + "]";
+        return "ExchangeSecrets[host=" + host + ", leg=" + leg + ", sensitive=" + sensitive + ", injected="
+                + injected + "]";
     }
 }

@@ -21,7 +21,8 @@ import java.util.Map;
  * <p>Where it looks: every header name and value as sent, the value percent-decoded (up to 3 layers),
  * base64 fragments (any alignment, both alphabets, via the patterns), the credential of an
  * {@code Authorization}-style {@code Basic} value after base64 decoding, and the request target
- * (path and query) as sent and percent-decoded.
+ * (path and query) as sent and percent-decoded. A placeholder that would be swapped into a request that goes
+ * upstream in cleartext is refused unless its secret allows cleartext.
  */
 final class RequestInspector {
 
@@ -39,12 +40,14 @@ final class RequestInspector {
 
     private final SecretStore store;
     private final String host;
+    private final UpstreamLeg leg;
     private final PatternSet patterns;
     private Refused refusal;
 
-    RequestInspector(SecretStore store, String host) {
+    RequestInspector(SecretStore store, String host, UpstreamLeg leg) {
         this.store = store;
         this.host = host;
+        this.leg = leg;
         this.patterns = store.patterns().request();
     }
 
@@ -127,6 +130,8 @@ final class RequestInspector {
                 refuse(SecretReasons.WRONG_PLACE, e, where);
             } else if (encodedHere.get(e.index)) {
                 refuse(SecretReasons.WRONG_PLACE, e, where + " (encoded placeholder)");
+            } else if (leg == UpstreamLeg.CLEARTEXT && !e.spec.allowCleartext()) {
+                refuse(SecretReasons.CLEARTEXT, e, where + " (request goes upstream in cleartext)");
             } else {
                 swap.add(e);
             }
@@ -199,8 +204,9 @@ final class RequestInspector {
 
     private static int rank(String reason) {
         return switch (reason) {
-            case SecretReasons.WRONG_HOST -> 4;
-            case SecretReasons.WRONG_PLACE -> 3;
+            case SecretReasons.WRONG_HOST -> 5;
+            case SecretReasons.WRONG_PLACE -> 4;
+            case SecretReasons.CLEARTEXT -> 3;
             case SecretReasons.UNAVAILABLE -> 2;
             default -> 1;
         };

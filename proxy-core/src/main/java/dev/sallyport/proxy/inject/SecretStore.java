@@ -164,10 +164,17 @@ public final class SecretStore implements AutoCloseable {
 
     /**
      * The secrets view of one request/response exchange to {@code normalizedHost}: the host the proxy
-     * checked and bound to the CONNECT target, never a Host header taken on trust.
+     * checked and bound to the CONNECT target, never a Host header taken on trust. {@code leg} is how the
+     * request goes upstream: over {@link UpstreamLeg#CLEARTEXT} only secrets with {@code allow_cleartext}
+     * are injected, the others refused ({@code secret_cleartext}).
      */
+    public ExchangeSecrets exchange(String normalizedHost, UpstreamLeg leg) {
+        return new ExchangeSecrets(this, normalizedHost, leg);
+    }
+
+    /** {@link #exchange(String, UpstreamLeg)} for a request that goes upstream over TLS. */
     public ExchangeSecrets exchange(String normalizedHost) {
-        return new ExchangeSecrets(this, normalizedHost);
+        return exchange(normalizedHost, UpstreamLeg.TLS);
     }
 
     List<SecretEntry> entries() {

@@ -49,7 +49,7 @@ final class Fixtures {
     static SecretSpec spec(String name, SecretSource from, List<String> hosts, List<String> headers,
                            String placeholder, boolean require, boolean lazy) {
         return new SecretSpec(name, 1, from, hosts.stream().map(HostPattern::parse).toList(), headers,
-                placeholder, require, lazy);
+                placeholder, require, lazy, false);
     }
 
     static SecretStore store(Map<String, String> env, SecretSpec... specs) throws SecretLoadException {

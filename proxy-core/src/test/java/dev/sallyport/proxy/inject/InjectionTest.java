@@ -4,7 +4,9 @@ import static dev.sallyport.proxy.inject.Fixtures.env;
 import static dev.sallyport.proxy.inject.Fixtures.spec;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sallyport.policy.HostPattern;
 import dev.sallyport.policy.SecretSource;
+import dev.sallyport.policy.SecretSpec;
 import dev.sallyport.proxy.inject.InjectionResult.Injected;
 import dev.sallyport.proxy.inject.InjectionResult.Refused;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
@@ -61,6 +63,33 @@ class InjectionTest {
         assertThat(h.get("Authorization")).isEqualTo("Bearer " + npm);
         assertThat(h.names()).containsExactly("Host", "Authorization", "Accept", "accept-encoding");
         assertThat(h.get("Accept-Encoding")).isEqualTo("identity");
+    }
+
+    @Test
+    void overCleartextAPlaceholderIsRefusedUnlessItsSecretAllowsCleartext() throws Exception {
+        HttpHeaders h = headers("Authorization", "Bearer " + npmPh);
+        InjectionResult r = store.exchange("registry.example.com", UpstreamLeg.CLEARTEXT).inject(h, "/pkg");
+        assertThat(r).isEqualTo(new Refused(SecretReasons.CLEARTEXT, "NPM",
+                "header Authorization (request goes upstream in cleartext)"));
+        assertThat(h.get("Authorization")).isEqualTo("Bearer " + npmPh);
+        HttpHeaders b = headers("Authorization", basic("x-access-token:" + ghPh));
+        assertThat(store.exchange("github.example.com", UpstreamLeg.CLEARTEXT).inject(b, "/x"))
+                .isEqualTo(new Refused(SecretReasons.CLEARTEXT, "GH",
+                        "header Authorization (request goes upstream in cleartext)"));
+        // another host's placeholder is still the more serious refusal
+        HttpHeaders other = headers("Authorization", "Bearer " + npmPh, "X-Api-Key", apiPh);
+        assertThat(((Refused) store.exchange("registry.example.com", UpstreamLeg.CLEARTEXT).inject(other, "/"))
+                .reason()).isEqualTo(SecretReasons.WRONG_HOST);
+        assertThat(store.exchange("registry.example.com", UpstreamLeg.CLEARTEXT).inject(headers("Accept", "*/*"), "/"))
+                .isEqualTo(new Injected(List.of()));
+
+        SecretStore loose = Fixtures.store(Map.of("OLD", npm), new SecretSpec("OLD", 1,
+                new SecretSource.Env("OLD"), List.of(HostPattern.parse("legacy.example.com")),
+                List.of("Authorization"), null, false, false, true));
+        HttpHeaders l = headers("Authorization", "Bearer " + loose.placeholders().get("OLD"));
+        assertThat(loose.exchange("legacy.example.com", UpstreamLeg.CLEARTEXT).inject(l, "/"))
+                .isEqualTo(new Injected(List.of("OLD")));
+        assertThat(l.get("Authorization")).isEqualTo("Bearer " + npm);
     }
 
     @Test
