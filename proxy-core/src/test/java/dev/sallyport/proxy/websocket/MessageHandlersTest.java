@@ -44,7 +44,7 @@ class MessageHandlersTest {
 
     static ExchangeSecrets secrets(String host) throws Exception {
         SecretSpec spec = new SecretSpec("TOKEN", 1, new SecretSource.Env("TOKEN"),
-                List.of(HostPattern.parse("api.example.com")), List.of("Authorization"), PLACEHOLDER, false, false);
+                List.of(HostPattern.parse("api.example.com")), List.of("Authorization"), PLACEHOLDER, false, false, false);
         byte[] key = new byte[32];
         Arrays.fill(key, (byte) 7);
         SecretStore store = SecretStore.load(List.of(spec), Placeholders.withKey(key), Map.of("TOKEN", VALUE)::get,
