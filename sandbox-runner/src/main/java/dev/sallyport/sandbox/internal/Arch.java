@@ -22,6 +22,9 @@ enum Arch {
             Map.entry("init_module", 175), Map.entry("finit_module", 313), Map.entry("delete_module", 176),
             Map.entry("open_by_handle_at", 304), Map.entry("chroot", 161),
             Map.entry("openat", 257), Map.entry("close", 3), Map.entry("prctl", 157),
+            Map.entry("open", 2), Map.entry("creat", 85), Map.entry("openat2", 437), Map.entry("chmod", 90),
+            Map.entry("fchmod", 91), Map.entry("fchmodat", 268), Map.entry("fchmodat2", 452),
+            Map.entry("mknod", 133), Map.entry("mknodat", 259), Map.entry("prlimit64", 302),
             Map.entry("landlock_create_ruleset", 444), Map.entry("landlock_add_rule", 445),
             Map.entry("landlock_restrict_self", 446))),
     AARCH64(0xC00000B7, Map.ofEntries(
@@ -38,6 +41,8 @@ enum Arch {
             Map.entry("init_module", 105), Map.entry("finit_module", 273), Map.entry("delete_module", 106),
             Map.entry("open_by_handle_at", 265), Map.entry("chroot", 51),
             Map.entry("openat", 56), Map.entry("close", 57), Map.entry("prctl", 167),
+            Map.entry("openat2", 437), Map.entry("fchmod", 52), Map.entry("fchmodat", 53),
+            Map.entry("fchmodat2", 452), Map.entry("mknodat", 33), Map.entry("prlimit64", 261),
             Map.entry("landlock_create_ruleset", 444), Map.entry("landlock_add_rule", 445),
             Map.entry("landlock_restrict_self", 446)));
 
@@ -60,6 +65,11 @@ enum Arch {
                     + numbers.keySet() + ")");
         }
         return nr;
+    }
+
+    /** Whether this architecture has the call at all (aarch64 has no {@code open}, {@code chmod}, ...). */
+    boolean has(String syscall) {
+        return numbers.containsKey(syscall);
     }
 
     /** The architecture this JVM runs on. */

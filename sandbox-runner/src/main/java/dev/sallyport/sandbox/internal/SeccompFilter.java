@@ -10,6 +10,13 @@ import java.util.List;
  * modules, open_by_handle_at), {@code ENOSYS} for io_uring and clone3 (so libraries fall back to the calls this
  * filter can inspect), {@code EPERM} for {@code clone} with namespace flags, and allows {@code socket} only for
  * {@code AF_UNIX}, {@code AF_INET} and {@code AF_INET6} and never with {@code SOCK_RAW} or {@code SOCK_PACKET}.
+ *
+ * <p>No call may give a file the set-user-ID or set-group-ID bit: {@code EPERM} when the mode argument of
+ * {@code chmod}, {@code fchmod}, {@code fchmodat}, {@code fchmodat2}, {@code mknod}, {@code mknodat} or
+ * {@code creat} carries {@code S_ISUID} or {@code S_ISGID}, and for {@code open}/{@code openat} when they create a
+ * file ({@code O_CREAT} or {@code O_TMPFILE}) with such a mode (the umask cannot be relied on: it is the
+ * workload's). {@code openat2} passes its mode in a struct the filter cannot read: {@code ENOSYS}, so libraries
+ * fall back to {@code openat}. {@code mkdir} needs no rule: the kernel drops both bits from its mode.
  */
 public final class SeccompFilter {
     static final int RET_KILL_PROCESS = 0x80000000;
@@ -31,6 +38,25 @@ public final class SeccompFilter {
     static final int SOCK_RAW = 3;
     static final int SOCK_PACKET = 10;
     static final int SOCK_TYPE_MASK = 0xf;
+    static final int S_ISUID = 04000;
+    static final int S_ISGID = 02000;
+    /** The flags under which open/openat read their mode: O_CREAT and __O_TMPFILE (same on x86_64 and aarch64). */
+    static final int OPEN_CREATES = 0100 | 020000000;
+
+    /**
+     * A call whose argument {@code modeArg} is a file mode; with {@code flagsArg >= 0} the mode counts only when
+     * that argument holds {@link #OPEN_CREATES} flags.
+     */
+    record ModeCall(String syscall, int modeArg, int flagsArg) {
+        String label() {
+            return flagsArg < 0 ? "mode" + modeArg : "open" + flagsArg + "_mode" + modeArg;
+        }
+    }
+
+    static final List<ModeCall> MODE_CALLS = List.of(
+            new ModeCall("chmod", 1, -1), new ModeCall("fchmod", 1, -1), new ModeCall("fchmodat", 2, -1),
+            new ModeCall("fchmodat2", 2, -1), new ModeCall("mknod", 1, -1), new ModeCall("mknodat", 2, -1),
+            new ModeCall("creat", 1, -1), new ModeCall("open", 2, 1), new ModeCall("openat", 3, 2));
 
     static final List<String> DENIED_EPERM = List.of(
             "ptrace", "process_vm_readv", "process_vm_writev", "bpf", "perf_event_open", "userfaultfd",
@@ -38,7 +64,8 @@ public final class SeccompFilter {
             "mount", "umount2", "pivot_root", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick",
             "mount_setattr", "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
             "open_by_handle_at", "chroot");
-    static final List<String> DENIED_ENOSYS = List.of("io_uring_setup", "io_uring_enter", "io_uring_register", "clone3");
+    static final List<String> DENIED_ENOSYS = List.of("io_uring_setup", "io_uring_enter", "io_uring_register", "clone3",
+            "openat2");
 
     private SeccompFilter() {
     }
@@ -61,6 +88,10 @@ public final class SeccompFilter {
         for (String name : DENIED_ENOSYS) {
             bpf.jumpIfEqual(arch.nr(name), "enosys", null);
         }
+        List<ModeCall> modeCalls = MODE_CALLS.stream().filter(c -> arch.has(c.syscall())).toList();
+        for (ModeCall call : modeCalls) {
+            bpf.jumpIfEqual(arch.nr(call.syscall()), call.label(), null);
+        }
         bpf.jumpIfEqual(arch.nr("clone"), "clone", null);
         bpf.jumpIfEqual(arch.nr("socket"), "socket", "allow");
 
@@ -75,10 +106,26 @@ public final class SeccompFilter {
                 .jumpIfEqual(SOCK_RAW, "eperm", null)
                 .jumpIfEqual(SOCK_PACKET, "eperm", "allow");
 
+        // The open family first (each jumps forward to its mode check), then one mode check per argument position.
+        // The low 32 bits of an argument are enough: the kernel reads mode as umode_t and flags as int.
+        List<ModeCall> opens = modeCalls.stream().filter(c -> c.flagsArg() >= 0).toList();
+        for (ModeCall open : opens) {
+            bpf.label(open.label()).load(argLow(open.flagsArg()))
+                    .jumpIfAnySet(OPEN_CREATES, "mode" + open.modeArg(), "allow");
+        }
+        for (int arg : modeCalls.stream().map(ModeCall::modeArg).distinct().sorted().toList()) {
+            bpf.label("mode" + arg).load(argLow(arg)).jumpIfAnySet(S_ISUID | S_ISGID, "eperm", "allow");
+        }
+
         bpf.label("allow").ret(RET_ALLOW);
         bpf.label("eperm").ret(RET_ERRNO | EPERM);
         bpf.label("enosys").ret(RET_ERRNO | ENOSYS);
         bpf.label("kill").ret(RET_KILL_PROCESS);
         return bpf.assemble();
+    }
+
+    /** The offset of argument {@code n}'s low 32 bits in {@code struct seccomp_data} (little-endian). */
+    private static int argLow(int n) {
+        return OFFSET_ARG0 + 8 * n;
     }
 }

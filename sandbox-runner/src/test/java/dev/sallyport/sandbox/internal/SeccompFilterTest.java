@@ -106,6 +106,52 @@ class SeccompFilterTest {
         }
     }
 
+    @ParameterizedTest
+    @EnumSource(Arch.class)
+    void noModeArgumentMayCarrySetuidOrSetgid(Arch arch) {
+        byte[] p = SeccompFilter.build(arch);
+        int a = arch.auditArch();
+        long creates = 0100 | 01; // O_CREAT | O_WRONLY
+        long tmpfile = 020000000 | 0200000 | 02; // O_TMPFILE (with O_DIRECTORY) | O_RDWR
+        int checked = 0;
+        for (SeccompFilter.ModeCall call : SeccompFilter.MODE_CALLS) {
+            if (!arch.has(call.syscall())) {
+                continue;
+            }
+            checked++;
+            int nr = arch.nr(call.syscall());
+            long flags = call.flagsArg() < 0 ? 0 : creates;
+            for (long mode : new long[] {04755, 02755, 06777, 04000, 02000, (1L << 32) | 04755}) {
+                assertThat(evaluate(p, a, nr, args(call, flags, mode))).as("%s mode %o", call.syscall(), mode)
+                        .isEqualTo(EPERM);
+            }
+            for (long mode : new long[] {0755, 0644, 01777, 0, (1L << 32) | 0755}) {
+                assertThat(evaluate(p, a, nr, args(call, flags, mode))).as("%s mode %o", call.syscall(), mode)
+                        .isEqualTo(ALLOW);
+            }
+            if (call.flagsArg() >= 0) {
+                // Without O_CREAT/O_TMPFILE the kernel ignores the mode: opening an existing file stays allowed.
+                assertThat(evaluate(p, a, nr, args(call, 0, 04755))).as(call.syscall() + " O_RDONLY").isEqualTo(ALLOW);
+                assertThat(evaluate(p, a, nr, args(call, 02 | 01000, 06755))).as(call.syscall() + " O_RDWR|O_TRUNC")
+                        .isEqualTo(ALLOW);
+                assertThat(evaluate(p, a, nr, args(call, tmpfile, 02755))).as(call.syscall() + " O_TMPFILE")
+                        .isEqualTo(EPERM);
+            }
+        }
+        assertThat(checked).as("mode calls on " + arch).isEqualTo(arch == Arch.X86_64 ? 9 : 5);
+        assertThat(evaluate(p, a, arch.nr("openat2"))).as("openat2 (mode in a struct)").isEqualTo(ENOSYS);
+    }
+
+    /** Arguments for {@code call} with {@code flags} and {@code mode} in their places (0 elsewhere). */
+    private static long[] args(SeccompFilter.ModeCall call, long flags, long mode) {
+        long[] args = new long[4];
+        args[call.modeArg()] = mode;
+        if (call.flagsArg() >= 0) {
+            args[call.flagsArg()] = flags;
+        }
+        return args;
+    }
+
     @Test
     void otherArchitecturesAndX32AreKilled() {
         byte[] p = SeccompFilter.build(Arch.X86_64);
