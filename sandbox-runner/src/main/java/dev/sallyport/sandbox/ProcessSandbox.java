@@ -26,13 +26,21 @@ public final class ProcessSandbox {
     private ProcessSandbox() {
     }
 
-    /** Runs with the caller's stdio, stops the sandbox on JVM shutdown (SIGINT/SIGTERM), returns the exit status. */
+    /**
+     * Runs with the caller's stdio, stops the sandbox on JVM shutdown (SIGINT/SIGTERM), prints what the checks after
+     * the run found ({@link RunningSandbox#notices()}) on stderr, and returns the exit status.
+     */
     public static int run(SandboxSpec spec) throws SandboxException, InterruptedException {
         RunningSandbox sandbox = start(spec, Stdio.inherit());
-        Thread hook = new Thread(sandbox::close, "sallyport-sandbox-stop");
+        Thread hook = new Thread(() -> {
+            sandbox.close();
+            printNotices(sandbox);
+        }, "sallyport-sandbox-stop");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
-            return sandbox.waitFor();
+            int status = sandbox.waitFor();
+            printNotices(sandbox);
+            return status;
         } finally {
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
@@ -46,7 +54,7 @@ public final class ProcessSandbox {
     public static RunningSandbox start(SandboxSpec spec, Stdio stdio) throws SandboxException {
         BubblewrapProbe.Bubblewrap bwrap = BubblewrapProbe.require();
         checkWorkdir(spec);
-        ProtectedPaths.Plan plan = ProtectedPaths.plan(spec.workdir(), spec.gitWritable());
+        ProtectedPaths.Plan plan = ProtectedPaths.prepare(spec.workdir(), spec.gitWritable());
         Path root = null;
         ProxyRelay relay = null;
         boolean started = false;
@@ -54,7 +62,10 @@ public final class ProcessSandbox {
             root = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), "sallyport-sandbox-",
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             Path mounted = Files.createDirectory(root.resolve("run"));
-            Files.createDirectory(mounted.resolve("empty"));
+            List<String> excludes = plan.gitExcludes();
+            if (!excludes.isEmpty()) {
+                Files.write(mounted.resolve(BwrapCommand.GIT_IGNORE), excludes);
+            }
             TrustFiles.write(mounted, spec.caPem());
             Files.writeString(mounted.resolve("resolv.conf"),
                     "# sallyport sandbox: no DNS here; names are resolved by the proxy at 127.0.0.1:"
@@ -96,6 +107,13 @@ public final class ProcessSandbox {
                 ProtectedPaths.removeMasks(plan);
             }
         }
+    }
+
+    private static void printNotices(RunningSandbox sandbox) {
+        for (String line : sandbox.takeNotices()) {
+            System.err.println("sallyport: " + line);
+        }
+        System.err.flush();
     }
 
     private static List<String> writable(SandboxSpec spec) {

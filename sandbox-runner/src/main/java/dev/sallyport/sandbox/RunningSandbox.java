@@ -1,5 +1,6 @@
 package dev.sallyport.sandbox;
 
+import dev.sallyport.sandbox.internal.AfterRunCheck;
 import dev.sallyport.sandbox.internal.ProtectedPaths;
 import dev.sallyport.sandbox.internal.ProxyRelay;
 import java.io.IOException;
@@ -9,13 +10,16 @@ import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
  * A started sandbox: the bwrap process, the host end of the proxy relay and the runtime folder. {@link #close()}
  * asks the command to stop (SIGTERM to the sandbox's setup JVM, which forwards it), kills what is left after a
- * grace period, and removes the runtime folder and the masks of protected paths.
+ * grace period, removes the runtime folder and the masks of protected paths, and checks the workspace for what
+ * the command left for the host to obey ({@link #notices()}).
  */
 public final class RunningSandbox implements AutoCloseable {
     static final Duration GRACE = Duration.ofSeconds(5);
@@ -24,6 +28,7 @@ public final class RunningSandbox implements AutoCloseable {
     private final ProxyRelay relay;
     private final Path runtime;
     private final ProtectedPaths.Plan plan;
+    private final List<String> notices = new ArrayList<>();
     private boolean closed;
 
     RunningSandbox(Process process, ProxyRelay relay, Path runtime, ProtectedPaths.Plan plan) {
@@ -78,8 +83,23 @@ public final class RunningSandbox implements AutoCloseable {
             }
         }
         relay.close();
-        ProtectedPaths.removeMasks(plan);
+        notices.addAll(AfterRunCheck.run(plan));
         deleteTree(runtime);
+    }
+
+    /**
+     * What the checks after the run found and did, one line each (quarantined protected names, removed set-id
+     * bits); empty while the sandbox runs and when nothing was found.
+     */
+    public synchronized List<String> notices() {
+        return List.copyOf(notices);
+    }
+
+    /** {@link #notices()}, each returned once. */
+    synchronized List<String> takeNotices() {
+        List<String> taken = List.copyOf(notices);
+        notices.clear();
+        return taken;
     }
 
     static void deleteTree(Path root) {

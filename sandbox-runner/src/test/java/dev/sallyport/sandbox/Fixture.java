@@ -28,8 +28,8 @@ final class Fixture implements AutoCloseable {
     final HttpServer proxy;
     final ConcurrentLinkedQueue<String> proxyRequests = new ConcurrentLinkedQueue<>();
 
-    /** What a sandbox run printed. */
-    record Run(int exit, String out, String err) {}
+    /** What a sandbox run printed, and what the checks after it reported. */
+    record Run(int exit, String out, String err, List<String> notices) {}
 
     Fixture(Path root) throws Exception {
         this.root = root;
@@ -66,8 +66,31 @@ final class Fixture implements AutoCloseable {
             }
             Integer exit = sandbox.waitFor(TIMEOUT).orElseThrow(() -> new AssertionError("sandbox still running after "
                     + TIMEOUT));
-            return new Run(exit, out.get(10, TimeUnit.SECONDS), err.get(10, TimeUnit.SECONDS));
+            return new Run(exit, out.get(10, TimeUnit.SECONDS), err.get(10, TimeUnit.SECONDS), sandbox.notices());
         }
+    }
+
+    /** Runs a host command (no shell) in the workspace and returns its stdout; fails unless it exits 0. */
+    String host(String... command) throws Exception {
+        Process p = new ProcessBuilder(command).directory(workspace.toFile()).redirectErrorStream(true).start();
+        p.getOutputStream().close();
+        CompletableFuture<String> out = CompletableFuture.supplyAsync(() -> read(p.getInputStream()));
+        if (!p.waitFor(60, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError(String.join(" ", command) + ": still running after 60 s");
+        }
+        String text = out.get(10, TimeUnit.SECONDS);
+        if (p.exitValue() != 0) {
+            throw new AssertionError(String.join(" ", command) + ": exit " + p.exitValue() + ": " + text);
+        }
+        return text;
+    }
+
+    /** Writes a file below the workspace, creating its folders. */
+    Path write(String relative, String text) throws IOException {
+        Path file = workspace.resolve(relative);
+        Files.createDirectories(file.getParent());
+        return Files.writeString(file, text);
     }
 
     /** Writes a helper script into the workspace (visible inside at the same path). */

@@ -11,14 +11,17 @@ import java.util.List;
 
 /**
  * Builds bwrap's argument list: the namespaces and process flags, then the mounts in an order where later
- * mounts win (system folders read-only, private {@code /tmp}, hidden home, grants, the workspace, the protected
- * paths inside it, the sandbox's own read-only files), then the seccomp fd and the {@link Inside} JVM.
+ * mounts win (system folders read-only, private {@code /tmp}, hidden home, grants, the workspace, the folders pinned
+ * inside it and the protected paths, the sandbox's own read-only files), then the seccomp fd and the
+ * {@link Inside} JVM.
  */
 public final class BwrapCommand {
     /** Where the runtime folder (socket, launch file, trust files) appears inside. */
     public static final String RUN_DIR = "/run/sallyport";
     /** Where this module's classes appear inside. */
     public static final String CLASSES_DIR = "/run/sallyport-classes";
+    /** The runtime file with the git exclude lines for the masks (absent when there are none). */
+    public static final String GIT_IGNORE = "git-ignore";
     /** The fd number bwrap reads the seccomp program from. */
     public static final int SECCOMP_FD = 3;
     static final List<String> SYSTEM_DIRS = List.of("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32");
@@ -39,7 +42,7 @@ public final class BwrapCommand {
 
     /**
      * @param runtime host folder mounted read-only at {@link #RUN_DIR} (holds {@code proxy.sock}, {@code launch},
-     *                trust files, {@code resolv.conf}, {@code hosts})
+     *                trust files, {@code resolv.conf}, {@code hosts}, {@link #GIT_IGNORE})
      * @param classes this module's classes (folder or jar) for the {@link Inside} JVM
      */
     public static List<String> build(Bubblewrap bwrap, SandboxSpec spec, ProtectedPaths.Plan plan, Path runtime,
@@ -66,15 +69,16 @@ public final class BwrapCommand {
             c.add("--bind", existing("readWrite", p), p.toString());
         }
         c.add("--bind", spec.workdir().toString(), spec.workdir().toString());
-        if (plan.gitBind() != null) {
-            c.add("--bind", plan.gitBind().toString(), plan.gitBind().toString());
+        for (Path pinned : plan.pinned) {
+            c.add("--bind", pinned.toString(), pinned.toString());
         }
-        for (ProtectedPaths.Entry e : plan.readOnly()) {
-            if (e.existed()) {
-                c.add("--ro-bind", e.path().toString(), e.path().toString());
-            } else {
-                c.add("--ro-bind", runtime.resolve("empty").toString(), e.path().toString());
-            }
+        for (ProtectedPaths.Entry e : plan.readOnly) {
+            c.add("--ro-bind", e.path().toString(), e.path().toString());
+        }
+        if (Files.exists(runtime.resolve(GIT_IGNORE))) {
+            // git inside ignores the masks instead of offering to commit them (~/.config/git/ignore)
+            c.add("--ro-bind", runtime.resolve(GIT_IGNORE).toString(),
+                    spec.hostHome().resolve(".config/git/ignore").toString());
         }
         c.add("--ro-bind", runtime.toString(), RUN_DIR);
         c.add("--ro-bind", classes.toString(), Files.isDirectory(classes) ? CLASSES_DIR

@@ -1,0 +1,145 @@
+package dev.sallyport.sandbox.internal;
+
+import dev.sallyport.sandbox.internal.WorkspaceScan.Found;
+import java.io.IOException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Runs once every process of the sandbox has exited: walks the workspace again and makes harmless what the command
+ * left for the host to obey. An entry with a protected name that was not mounted at the start (created during
+ * the run, or planted where one was after moving a folder away) is renamed to {@code NAME.sallyport-quarantine};
+ * a regular file with the set-user-ID or set-group-ID bit that was not there at the start loses both bits. A
+ * folder the command made unreadable is opened for the walk (owner permissions) and closed again. Each action and
+ * each folder that could not be checked is one line for the user.
+ */
+public final class AfterRunCheck {
+    static final String QUARANTINE_SUFFIX = ".sallyport-quarantine";
+    /** Lines reported one by one; the rest are counted. */
+    static final int MAX_LINES = 50;
+    private static final Set<PosixFilePermission> OWNER_ALL = EnumSet.of(PosixFilePermission.OWNER_READ,
+            PosixFilePermission.OWNER_WRITE, PosixFilePermission.OWNER_EXECUTE);
+
+    private final ProtectedPaths.Plan plan;
+    /** Folders opened for the walk, with the permissions to restore. */
+    private final Map<Path, Set<PosixFilePermission>> opened = new LinkedHashMap<>();
+    private final List<String> lines = new ArrayList<>();
+
+    private AfterRunCheck(ProtectedPaths.Plan plan) {
+        this.plan = plan;
+    }
+
+    /** Removes the run's masks, then checks; returns the lines to show (empty when nothing was found). */
+    public static List<String> run(ProtectedPaths.Plan plan) {
+        ProtectedPaths.removeMasks(plan);
+        return new AfterRunCheck(plan).check();
+    }
+
+    private List<String> check() {
+        WorkspaceScan.Result scan = WorkspaceScan.walk(plan.workspace, plan.gitWritable, this::open);
+        List<Found> renames = new ArrayList<>();
+        for (Found f : scan.found()) {
+            if (plan.known.contains(f.key())) {
+                continue;
+            }
+            if (f.isSetIdFile()) {
+                clearSetId(f);
+            }
+            if (f.name() != null) {
+                renames.add(f);
+            }
+        }
+        // deepest first, so a rename never moves another entry still to be renamed
+        renames.sort((a, b) -> Integer.compare(b.path().getNameCount(), a.path().getNameCount()));
+        renames.forEach(this::quarantine);
+        for (Path dir : scan.unlisted()) {
+            lines.add(dir + ": could not be checked for protected names and set-id files (it cannot be listed); "
+                    + "look inside before opening it with an editor, agent or git");
+        }
+        opened.entrySet().stream().toList().reversed().forEach(e -> restore(e.getKey(), e.getValue()));
+        return summary();
+    }
+
+    private void clearSetId(Found f) {
+        try {
+            // chmod with the nine permission bits only: set-user-ID, set-group-ID and sticky are cleared
+            Files.setPosixFilePermissions(f.path(), Files.getPosixFilePermissions(f.path(), LinkOption.NOFOLLOW_LINKS));
+            lines.add(f.path() + ": set-user-ID/set-group-ID bit set in the sandbox: removed (mode "
+                    + String.format("%04o", f.mode() & 07777) + " is now "
+                    + String.format("%04o", f.mode() & 0777) + ")");
+        } catch (IOException e) {
+            lines.add(f.path() + ": set-user-ID/set-group-ID bit set in the sandbox and NOT removed: " + e.getMessage()
+                    + "; remove it (chmod ug-s) before anyone runs that file");
+        }
+    }
+
+    private void quarantine(Found f) {
+        Path parent = f.path().getParent();
+        String name = f.path().getFileName().toString();
+        boolean reopened = false;
+        try {
+            for (int n = 1; n <= 100; n++) {
+                Path target = parent.resolve(name + QUARANTINE_SUFFIX + (n == 1 ? "" : "-" + n));
+                try {
+                    Files.move(f.path(), target);
+                    lines.add(f.path() + ": protected name created or replaced in the sandbox (" + f.name().why()
+                            + "): renamed to " + target.getFileName() + "; review it before renaming it back");
+                    return;
+                } catch (FileAlreadyExistsException taken) {
+                    // try the next name
+                } catch (java.nio.file.AccessDeniedException denied) {
+                    if (reopened || !open(parent, denied)) {
+                        throw denied;
+                    }
+                    reopened = true;
+                    n--;
+                }
+            }
+            throw new IOException("no free quarantine name next to it");
+        } catch (IOException e) {
+            lines.add(f.path() + ": protected name created or replaced in the sandbox (" + f.name().why()
+                    + ") and NOT quarantined: " + e.getMessage() + "; delete it before opening that folder");
+        }
+    }
+
+    /** Gives the owner full access to {@code dir} for the walk; false when that is not possible. */
+    private boolean open(Path dir, IOException cause) {
+        try {
+            Set<PosixFilePermission> before = Files.getPosixFilePermissions(dir, LinkOption.NOFOLLOW_LINKS);
+            Set<PosixFilePermission> after = EnumSet.copyOf(OWNER_ALL);
+            after.addAll(before);
+            Files.setPosixFilePermissions(dir, after);
+            opened.putIfAbsent(dir, before);
+            return true;
+        } catch (IOException | UnsupportedOperationException e) {
+            return false;
+        }
+    }
+
+    private static void restore(Path dir, Set<PosixFilePermission> permissions) {
+        try {
+            Files.setPosixFilePermissions(dir, permissions);
+        } catch (IOException ignored) {
+            // renamed into quarantine with its parent, or gone
+        }
+    }
+
+    private List<String> summary() {
+        if (lines.size() <= MAX_LINES) {
+            return List.copyOf(lines);
+        }
+        List<String> out = new ArrayList<>(lines.subList(0, MAX_LINES));
+        out.add("... and " + (lines.size() - MAX_LINES) + " more (find the quarantined ones with: find "
+                + plan.workspace + " -name '*" + QUARANTINE_SUFFIX + "*')");
+        return List.copyOf(out);
+    }
+}
