@@ -24,6 +24,7 @@ import dev.sallyport.proxy.ProxyOptions;
 import dev.sallyport.proxy.SallyportProxy;
 import dev.sallyport.proxy.inject.Placeholders;
 import dev.sallyport.sandbox.ProcessSandbox;
+import dev.sallyport.sandbox.ResourceLimits;
 import dev.sallyport.sandbox.SandboxSpec;
 
 import picocli.CommandLine.Command;
@@ -97,6 +98,19 @@ public final class RunCommand implements Callable<Integer> {
     @Option(names = "--git-writable", description = "Let COMMAND commit: .git writable, its hooks and config still read-only.")
     boolean gitWritable;
 
+    @Option(names = "--memory", paramLabel = "SIZE", defaultValue = "8g",
+            description = "process backend: memory of the whole sandbox, tmpfs contents included, where a cgroup can be "
+                    + "made (else of each process). Default: ${DEFAULT-VALUE}.")
+    String memory;
+
+    @Option(names = "--pids", paramLabel = "N", defaultValue = "4096",
+            description = "process backend: processes and threads of the whole sandbox. Default: ${DEFAULT-VALUE}.")
+    int pids;
+
+    @Option(names = "--tmpfs-size", paramLabel = "SIZE", defaultValue = "2g",
+            description = "process backend: size of each memory-backed folder (/tmp, /dev/shm, HOME). Default: ${DEFAULT-VALUE}.")
+    String tmpfsSize;
+
     @Option(names = "--dry-run", description = "nerdctl backend: print every command (nerdctl, nft, ip) and run none.")
     boolean dryRun;
 
@@ -124,12 +138,13 @@ public final class RunCommand implements Callable<Integer> {
     }
 
     private int runProcess(Policy policy, Path workspace) throws Exception {
+        ResourceLimits limits = limits();
         if (proxyAddress != null) {
             HostPort target = HostPort.parse(proxyAddress);
             InetSocketAddress proxy = new InetSocketAddress(target.host(), target.port());
             byte[] ca = Files.readAllBytes(caCert != null ? caCert
                     : StateDirectory.resolve().resolve("ca").resolve(CertificateAuthority.CERT_FILE));
-            return ProcessSandbox.run(sandbox(workspace, proxy, ca, placeholdersFor(policy, false)));
+            return ProcessSandbox.run(sandbox(workspace, proxy, ca, placeholdersFor(policy, false), limits));
         }
         CertificateAuthority ca = CertificateAuthority.ephemeral("Sallyport run CA");
         Path audit = auditPath();
@@ -141,12 +156,14 @@ public final class RunCommand implements Callable<Integer> {
             err.printf("sallyport: sandbox proxy on 127.0.0.1:%d, audit log %s%n", proxy.address().getPort(), audit);
             err.flush();
             byte[] caPem = CaExport.pem(ca.certificate(), false);
-            return ProcessSandbox.run(sandbox(workspace, proxy.address(), caPem, placeholdersFor(policy, true)));
+            return ProcessSandbox.run(sandbox(workspace, proxy.address(), caPem, placeholdersFor(policy, true), limits));
         }
     }
 
-    private SandboxSpec sandbox(Path workspace, InetSocketAddress proxy, byte[] caPem, Map<String, String> placeholders) {
+    private SandboxSpec sandbox(Path workspace, InetSocketAddress proxy, byte[] caPem, Map<String, String> placeholders,
+                                ResourceLimits limits) {
         SandboxSpec.Builder builder = SandboxSpec.builder(command, workspace, proxy, caPem)
+                .limits(limits)
                 .requireLandlock(requireLandlock)
                 .gitWritable(gitWritable)
                 .hostEnv(System.getenv());
@@ -155,6 +172,17 @@ public final class RunCommand implements Callable<Integer> {
         allowWrite.forEach(builder::readWrite);
         placeholders.forEach(builder::placeholder);
         return builder.build();
+    }
+
+    /** The flags' limits; a bad value is a usage error naming its flag. */
+    private ResourceLimits limits() {
+        try {
+            return ResourceLimits.defaults().withMemory(ResourceLimits.parseSize("--memory", memory)).withPids(pids)
+                    .withTmpfs(ResourceLimits.parseSize("--tmpfs-size", tmpfsSize));
+        } catch (IllegalArgumentException e) {
+            String message = e.getMessage();
+            throw new UsageException(message.startsWith("--") ? message : "--" + message);
+        }
     }
 
     /** Secret name to placeholder for the secrets the sandbox gets; ephemeral with the run's own proxy. */

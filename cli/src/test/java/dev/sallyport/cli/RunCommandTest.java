@@ -63,6 +63,42 @@ class RunCommandTest {
     }
 
     @Test
+    void badLimitsAreUsageErrorsNamingTheFlag() {
+        CliRun memory = CliRun.of("run", "--memory", "8gigs", "--workdir", dir.toString(), "--", "true");
+        assertThat(memory.exit()).isEqualTo(2);
+        assertThat(memory.err()).contains("--memory: '8gigs' (expected: a size like 512m, 8g or a number of bytes)");
+        CliRun small = CliRun.of("run", "--memory", "64m", "--workdir", dir.toString(), "--", "true");
+        assertThat(small.err()).contains("--memory: 67108864 bytes (expected: at least 128 MiB)");
+        CliRun pids = CliRun.of("run", "--pids", "8", "--workdir", dir.toString(), "--", "true");
+        assertThat(pids.exit()).isEqualTo(2);
+        assertThat(pids.err()).contains("--pids: 8 (expected: at least 32)");
+        CliRun tmpfs = CliRun.of("run", "--tmpfs-size", "1k", "--workdir", dir.toString(), "--", "true");
+        assertThat(tmpfs.err()).contains("--tmpfs-size: 1024 bytes (expected: at least 1 MiB)");
+    }
+
+    @Test
+    void limitsAndWhatTheRunLeftBehindAreReportedOnStderr() throws Exception {
+        Path workspace = Files.createDirectories(dir.resolve("ws"));
+        String script = String.join("; ",
+                "df -k /tmp | tail -1",
+                "mkdir -p sub/.vscode && echo '{}' > sub/.vscode/tasks.json",
+                "python3 -c 'b = [b\"x\" * (16 << 20) for i in range(64)]' 2>/dev/null", // 1 GiB, every page written
+                "echo hog=$?");
+        ExternalProcess.Result run = CliProcess.run(Map.of("SALLYPORT_HOME", dir.resolve("state").toString()),
+                Duration.ofSeconds(180), "run", "--workdir", workspace.toString(), "--memory", "200m", "--pids", "64",
+                "--tmpfs-size", "32m", "--", "sh", "-c", script);
+        assertThat(run.exit()).as(run.stderr()).isZero();
+        assertThat(run.stdout()).containsPattern("tmpfs +32768 ").containsPattern("hog=(1|137)");
+        assertThat(run.stderr()).contains("sallyport: " + workspace.resolve("sub/.vscode")
+                + ": protected name created or replaced in the sandbox");
+        if (run.stdout().contains("hog=137")) {   // a cgroup held the sandbox: the kernel killed the hog
+            assertThat(run.stderr()).contains("sallyport: the sandbox ran out of memory: the kernel killed 1 process at "
+                    + "its memory limit of 200 MiB (--memory; ");
+        }
+        assertThat(workspace.resolve("sub/.vscode.sallyport-quarantine/tasks.json")).exists();
+    }
+
+    @Test
     void aPolicyThatIsNotARegularFileIsRefusedInOneLine() {
         // the run's proxy reads its policy again to follow edits: a pipe or device would hang it at start
         CliRun run = CliRun.of("run", "--policy", "/dev/null", "--workdir", dir.toString(), "--", "true");

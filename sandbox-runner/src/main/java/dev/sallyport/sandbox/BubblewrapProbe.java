@@ -21,6 +21,11 @@ public final class BubblewrapProbe {
         public boolean supportsDisableUserns() {
             return major > 0 || minor >= 8;
         }
+
+        /** {@code --size} for a tmpfs exists since bubblewrap 0.7.0. */
+        public boolean supportsSize() {
+            return major > 0 || minor >= 7;
+        }
     }
 
     private BubblewrapProbe() {

@@ -1,8 +1,11 @@
 package dev.sallyport.sandbox;
 
 import dev.sallyport.sandbox.internal.BwrapCommand;
+import dev.sallyport.sandbox.internal.Cgroups;
 import dev.sallyport.sandbox.internal.Inside;
 import dev.sallyport.sandbox.internal.Launch;
+import dev.sallyport.sandbox.internal.Launcher;
+import dev.sallyport.sandbox.internal.LimitEnforcement;
 import dev.sallyport.sandbox.internal.ProtectedPaths;
 import dev.sallyport.sandbox.internal.ProxyRelay;
 import dev.sallyport.sandbox.internal.SandboxEnvironment;
@@ -16,6 +19,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Runs a command in the process sandbox: bubblewrap namespaces (user, mount, pid, net, ipc, uts, cgroup), a
@@ -32,6 +36,7 @@ public final class ProcessSandbox {
      */
     public static int run(SandboxSpec spec) throws SandboxException, InterruptedException {
         RunningSandbox sandbox = start(spec, Stdio.inherit());
+        printNotices(sandbox);
         Thread hook = new Thread(() -> {
             sandbox.close();
             printNotices(sandbox);
@@ -57,6 +62,7 @@ public final class ProcessSandbox {
         ProtectedPaths.Plan plan = ProtectedPaths.prepare(spec.workdir(), spec.gitWritable());
         Path root = null;
         ProxyRelay relay = null;
+        LimitEnforcement limits = null;
         boolean started = false;
         try {
             root = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), "sallyport-sandbox-",
@@ -71,27 +77,24 @@ public final class ProcessSandbox {
                     "# sallyport sandbox: no DNS here; names are resolved by the proxy at 127.0.0.1:"
                             + spec.insidePort() + "\n");
             Files.writeString(mounted.resolve("hosts"), "127.0.0.1 localhost\n::1 localhost\n");
+            limits = Cgroups.create(spec.limits());
             String run = BwrapCommand.RUN_DIR;
             Map<String, String> env = SandboxEnvironment.build(spec, run + "/" + TrustFiles.BUNDLE,
                     run + "/" + TrustFiles.P12);
+            Optional<ResourceLimits> rlimits = limits.rlimits();
             Launch launch = new Launch(spec.command(), env, spec.workdir().toString(), spec.insidePort(),
-                    run + "/proxy.sock", spec.requireLandlock(), List.of("/"), writable(spec), List.of("/dev"));
+                    run + "/proxy.sock", spec.requireLandlock(), List.of("/"), writable(spec), List.of("/dev"),
+                    rlimits.map(ResourceLimits::memoryBytes).orElse(0L), rlimits.map(r -> (long) r.pids()).orElse(0L));
             Files.write(mounted.resolve("launch"), launch.encode());
             relay = ProxyRelay.start(mounted.resolve("proxy.sock"), spec.proxy());
             Path seccomp = Files.write(root.resolve("seccomp.bpf"), SeccompFilter.forCurrentArch());
-            Path javaHome = Path.of(System.getProperty("java.home"));
-            List<String> bwrapArgs = BwrapCommand.build(bwrap, spec, plan, mounted, classes(), javaHome);
-
-            // ProcessBuilder closes every fd above 2: a tiny sh opens the filter as fd 3 and execs bwrap. The
-            // file name is an argument ($1), never part of the script text.
-            List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", "f=$1; shift; exec \"$@\" 3<\"$f\"",
-                    "sallyport-sandbox", seccomp.toString()));
-            argv.addAll(bwrapArgs);
+            List<String> warnings = new ArrayList<>();
+            List<String> argv = launcher(bwrap, spec, plan, mounted, seccomp, limits, warnings);
             ProcessBuilder pb = new ProcessBuilder(argv).redirectInput(stdio.in()).redirectOutput(stdio.out())
                     .redirectError(stdio.err());
             pb.environment().clear();
             pb.environment().put("PATH", SandboxEnvironment.DEFAULT_PATH);
-            RunningSandbox sandbox = new RunningSandbox(pb.start(), relay, root, plan);
+            RunningSandbox sandbox = new RunningSandbox(pb.start(), relay, root, plan, limits, warnings);
             started = true;
             return sandbox;
         } catch (IOException | RuntimeException e) {
@@ -101,12 +104,41 @@ public final class ProcessSandbox {
                 if (relay != null) {
                     relay.close();
                 }
+                if (limits != null) {
+                    limits.remove();
+                }
                 if (root != null) {
                     RunningSandbox.deleteTree(root);
                 }
                 ProtectedPaths.removeMasks(plan);
             }
         }
+    }
+
+    /**
+     * The whole argv: the launcher shell (cgroup, seccomp fd), the user namespace with the inotify share where the
+     * host allows it, and bwrap. What the host lacks is added to {@code warnings}.
+     */
+    private static List<String> launcher(BubblewrapProbe.Bubblewrap bwrap, SandboxSpec spec, ProtectedPaths.Plan plan,
+                                         Path mounted, Path seccomp, LimitEnforcement limits, List<String> warnings)
+            throws IOException, SandboxException {
+        Path javaHome = Path.of(System.getProperty("java.home"));
+        boolean layer = Launcher.userNamespaceLayer();
+        Optional<BwrapCommand.Ids> ids = layer ? Optional.of(new BwrapCommand.Ids(
+                (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid"),
+                (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:gid"))) : Optional.empty();
+        List<String> command = BwrapCommand.build(bwrap, spec, plan, mounted, classes(), javaHome, ids);
+        if (layer) {
+            command = Launcher.withInotifyShare(spec.limits().inotifyInstances(), spec.limits().inotifyWatches(), command);
+        } else {
+            warnings.add("warning: inotify is not limited here (expected: unshare(1) and user namespaces in which "
+                    + "the runner keeps its capabilities); the sandbox can use the host user's whole inotify budget");
+        }
+        if (!bwrap.supportsSize()) {
+            warnings.add("warning: bwrap " + bwrap.version() + " cannot size a tmpfs (expected: bubblewrap 0.7 or "
+                    + "newer); /tmp, /dev/shm and HOME may each grow to half of the RAM");
+        }
+        return Launcher.argv(seccomp, limits.procsFiles(), command);
     }
 
     private static void printNotices(RunningSandbox sandbox) {

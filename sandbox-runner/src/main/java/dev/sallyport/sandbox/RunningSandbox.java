@@ -1,6 +1,7 @@
 package dev.sallyport.sandbox;
 
 import dev.sallyport.sandbox.internal.AfterRunCheck;
+import dev.sallyport.sandbox.internal.LimitEnforcement;
 import dev.sallyport.sandbox.internal.ProtectedPaths;
 import dev.sallyport.sandbox.internal.ProxyRelay;
 import java.io.IOException;
@@ -28,14 +29,18 @@ public final class RunningSandbox implements AutoCloseable {
     private final ProxyRelay relay;
     private final Path runtime;
     private final ProtectedPaths.Plan plan;
+    private final LimitEnforcement limits;
     private final List<String> notices = new ArrayList<>();
     private boolean closed;
 
-    RunningSandbox(Process process, ProxyRelay relay, Path runtime, ProtectedPaths.Plan plan) {
+    RunningSandbox(Process process, ProxyRelay relay, Path runtime, ProtectedPaths.Plan plan, LimitEnforcement limits,
+                   List<String> warnings) {
         this.process = process;
         this.relay = relay;
         this.runtime = runtime;
         this.plan = plan;
+        this.limits = limits;
+        notices.addAll(warnings);
     }
 
     /** The bwrap process; its streams are the command's when started with {@link Stdio#pipes()}. */
@@ -83,16 +88,24 @@ public final class RunningSandbox implements AutoCloseable {
             }
         }
         relay.close();
+        notices.addAll(limits.report());
+        limits.remove();
         notices.addAll(AfterRunCheck.run(plan));
         deleteTree(runtime);
     }
 
     /**
-     * What the checks after the run found and did, one line each (quarantined protected names, removed set-id
-     * bits); empty while the sandbox runs and when nothing was found.
+     * Lines for the user, one each: what this host could not limit (at the start), then after the run the limits
+     * that were hit (memory, tasks), the quarantined protected names and the removed set-id bits; empty when there
+     * is nothing to say.
      */
     public synchronized List<String> notices() {
         return List.copyOf(notices);
+    }
+
+    /** What enforces the memory and task limits on this host ({@code cgroup v2 /sys/fs/cgroup/...}, rlimits). */
+    public String limitEnforcement() {
+        return limits.describe();
     }
 
     /** {@link #notices()}, each returned once. */

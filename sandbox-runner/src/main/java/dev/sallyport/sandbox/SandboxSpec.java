@@ -25,11 +25,12 @@ import java.util.regex.Pattern;
  * @param hostHome         the host's home folder, hidden inside (an empty tmpfs at the same path is HOME)
  * @param hostEnv          the host environment that {@code passEnv}, TERM and LANG are read from
  * @param insidePort       the TCP port inside the sandbox where the proxy answers
+ * @param limits           memory, tasks, tmpfs sizes and inotify budget ({@link ResourceLimits#defaults()})
  */
 public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress proxy, byte[] caPem,
                           List<String> passEnv, Map<String, String> placeholders, List<Path> readOnly,
                           List<Path> readWrite, boolean requireLandlock, boolean gitWritable, Path hostHome,
-                          Map<String, String> hostEnv, int insidePort) {
+                          Map<String, String> hostEnv, int insidePort, ResourceLimits limits) {
     /** The inside port used unless told otherwise. */
     public static final int DEFAULT_INSIDE_PORT = 3128;
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
@@ -65,6 +66,7 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
         if (insidePort < 1 || insidePort > 65535) {
             throw new IllegalArgumentException("insidePort: " + insidePort + " (expected: 1..65535)");
         }
+        Objects.requireNonNull(limits, "limits");
     }
 
     @Override
@@ -82,7 +84,7 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
         return "SandboxSpec[command=" + command + ", workdir=" + workdir + ", proxy=" + proxy + ", caPem="
                 + caPem.length + " bytes, passEnv=" + passEnv + ", secrets=" + placeholders.keySet() + ", readOnly="
                 + readOnly + ", readWrite=" + readWrite + ", requireLandlock=" + requireLandlock + ", gitWritable="
-                + gitWritable + ", hostHome=" + hostHome + ", insidePort=" + insidePort + "]";
+                + gitWritable + ", hostHome=" + hostHome + ", insidePort=" + insidePort + ", limits=" + limits + "]";
     }
 
     private static void checkEnvName(String field, String name) {
@@ -115,6 +117,7 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
         private Path hostHome = Path.of(System.getProperty("user.home"));
         private Map<String, String> hostEnv = System.getenv();
         private int insidePort = DEFAULT_INSIDE_PORT;
+        private ResourceLimits limits;
 
         private Builder(List<String> command, Path workdir, InetSocketAddress proxy, byte[] caPem) {
             this.command = command;
@@ -168,9 +171,15 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
             return this;
         }
 
+        public Builder limits(ResourceLimits resourceLimits) {
+            this.limits = resourceLimits;
+            return this;
+        }
+
         public SandboxSpec build() {
             return new SandboxSpec(command, workdir, proxy, caPem, passEnv, placeholders, readOnly, readWrite,
-                    requireLandlock, gitWritable, hostHome, hostEnv, insidePort);
+                    requireLandlock, gitWritable, hostHome, hostEnv, insidePort,
+                    limits != null ? limits : ResourceLimits.defaults());
         }
     }
 }

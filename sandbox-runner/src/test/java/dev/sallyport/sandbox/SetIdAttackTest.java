@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -14,11 +13,9 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Set-user-ID and set-group-ID files left in the workspace for the host to run later: every way the command could
@@ -26,24 +23,11 @@ import org.junit.jupiter.api.io.TempDir;
  * after the run that removes bits the filter did not see being set.
  */
 @Timeout(120)
+@ExtendWith(Fixture.Extension.class)
 class SetIdAttackTest {
-    @TempDir
-    Path tmp;
-    Fixture f;
-
-    @BeforeEach
-    void setUp() throws Exception {
-        f = new Fixture(tmp);
-    }
-
-    @AfterEach
-    void tearDown() {
-        f.close();
-    }
-
     @Test
-    void noCallInsideCanSetTheSetuidOrSetgidBit() throws Exception {
-        Path ro = Files.createDirectories(tmp.resolve("ro"));
+    void noCallInsideCanSetTheSetuidOrSetgidBit(Fixture f) throws Exception {
+        Path ro = Files.createDirectories(f.root.resolve("ro"));
         Path tool = Files.writeString(ro.resolve("suid-tool"), "#!/bin/sh\necho tool\n");
         chmod(tool, 04755);
         new ProcessBuilder("tar", "-C", ro.toString(), "-cf", ro.resolve("suid.tar").toString(), "suid-tool")
@@ -146,7 +130,7 @@ class SetIdAttackTest {
     }
 
     @Test
-    void aSetuidFileThatWasThereBeforeCannotBeRewrittenOrRemoved() throws Exception {
+    void aSetuidFileThatWasThereBeforeCannotBeRewrittenOrRemoved(Fixture f) throws Exception {
         Path tool = f.write("bin/tool", "#!/bin/sh\necho original\n");
         chmod(tool, 04755);
         f.script("mmap.py", """
@@ -169,12 +153,12 @@ class SetIdAttackTest {
     }
 
     @Test
-    void aSetIdBitThatAppearsDuringTheRunIsRemovedAfterItAndReported() throws Exception {
+    void aSetIdBitThatAppearsDuringTheRunIsRemovedAfterItAndReported(Fixture f) throws Exception {
         // Stands in for a way past the filter: while the command waits, a set-id file appears in the workspace.
         RunningSandbox sandbox = ProcessSandbox.start(f.spec("echo ready; read line; echo done").build(), Stdio.pipes());
         Path late = f.workspace.resolve("late-tool");
         try (BufferedReader out = sandbox.process().inputReader(StandardCharsets.UTF_8)) {
-            CompletableFuture<String> ready = CompletableFuture.supplyAsync(() -> readLine(out));
+            CompletableFuture<String> ready = CompletableFuture.supplyAsync(() -> Fixture.readLine(out));
             assertThat(ready.get(60, TimeUnit.SECONDS)).isEqualTo("ready");
             Files.writeString(late, "#!/bin/sh\n");
             chmod(late, 06755);
@@ -207,13 +191,5 @@ class SetIdAttackTest {
             }
         }
         return found;
-    }
-
-    private static String readLine(BufferedReader reader) {
-        try {
-            return reader.readLine();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }

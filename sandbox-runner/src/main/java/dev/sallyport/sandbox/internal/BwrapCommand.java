@@ -8,6 +8,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Builds bwrap's argument list: the namespaces and process flags, then the mounts in an order where later
@@ -35,23 +36,33 @@ public final class BwrapCommand {
     /** Private-key folders inside the allowed /etc entries: hidden under an empty tmpfs. */
     static final List<String> ETC_MASKED = List.of("/etc/ssl/private", "/etc/pki/tls/private", "/etc/pki/CA/private");
 
-    private final List<String> args = new ArrayList<>();
+    /** The size of each masked /etc folder (empty, read-only). */
+    static final long ETC_MASK_SIZE = 64 * 1024;
 
-    private BwrapCommand() {
+    /** The uid and gid the command keeps inside when bwrap runs in the launcher's user namespace (as its root). */
+    public record Ids(int uid, int gid) {}
+
+    private final List<String> args = new ArrayList<>();
+    private final Bubblewrap bwrap;
+
+    private BwrapCommand(Bubblewrap bwrap) {
+        this.bwrap = bwrap;
     }
 
     /**
      * @param runtime host folder mounted read-only at {@link #RUN_DIR} (holds {@code proxy.sock}, {@code launch},
      *                trust files, {@code resolv.conf}, {@code hosts}, {@link #GIT_IGNORE})
      * @param classes this module's classes (folder or jar) for the {@link Inside} JVM
+     * @param keepIds the runner's uid and gid when bwrap runs in the launcher's user namespace, else empty
      */
     public static List<String> build(Bubblewrap bwrap, SandboxSpec spec, ProtectedPaths.Plan plan, Path runtime,
-                                     Path classes, Path javaHome) throws SandboxException {
-        BwrapCommand c = new BwrapCommand();
+                                     Path classes, Path javaHome, Optional<Ids> keepIds) throws SandboxException {
+        BwrapCommand c = new BwrapCommand(bwrap);
         c.add(bwrap.path().toString());
         c.add("--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                 "--unshare-cgroup-try", "--hostname", "sallyport-sandbox", "--die-with-parent", "--new-session",
                 "--cap-drop", "ALL");
+        keepIds.ifPresent(ids -> c.add("--uid", Integer.toString(ids.uid()), "--gid", Integer.toString(ids.gid())));
         if (bwrap.supportsDisableUserns()) {
             c.add("--disable-userns");
         }
@@ -59,8 +70,12 @@ public final class BwrapCommand {
         c.systemFolders();
         c.add("--ro-bind", runtime.resolve("resolv.conf").toString(), "/etc/resolv.conf");
         c.add("--ro-bind", runtime.resolve("hosts").toString(), "/etc/hosts");
-        c.add("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/dev/shm", "--tmpfs", "/tmp");
-        c.add("--tmpfs", spec.hostHome().toString());
+        // /dev is bwrap's own tmpfs: read-only (its device nodes stay usable); every writable tmpfs has a size
+        c.add("--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev");
+        long size = spec.limits().tmpfsBytes();
+        c.tmpfs("/dev/shm", size);
+        c.tmpfs("/tmp", size);
+        c.tmpfs(spec.hostHome().toString(), size);
         c.add("--ro-bind", javaHome.toString(), javaHome.toString());
         for (Path p : spec.readOnly()) {
             c.add("--ro-bind", existing("readOnly", p), p.toString());
@@ -125,9 +140,18 @@ public final class BwrapCommand {
         }
         for (String masked : ETC_MASKED) {
             if (Files.isDirectory(Path.of(masked))) {
-                add("--tmpfs", masked);
+                tmpfs(masked, ETC_MASK_SIZE);
+                add("--remount-ro", masked);
             }
         }
+    }
+
+    /** A tmpfs of {@code bytes} (bwrap 0.7+; older ones mount it at the kernel's default, half of the RAM). */
+    private void tmpfs(String path, long bytes) {
+        if (bwrap.supportsSize()) {
+            add("--size", Long.toString(bytes));
+        }
+        add("--tmpfs", path);
     }
 
     private static String existing(String field, Path p) throws SandboxException {

@@ -49,6 +49,8 @@ public final class Inside {
         // Not dumpable: the command (same uid) cannot open this JVM's /proc/PID/mem, environ or fds even where
         // Landlock's ptrace restriction is missing. execve resets the flag, so the command itself stays normal.
         landlock.setNotDumpable();
+        // Without a cgroup: limits for this process, inherited by the command (set before any command runs).
+        ProcessRlimits.apply(launch.rlimitData(), launch.rlimitTasks());
         Forwarder.start(launch.port(), Path.of(launch.socket()));
         int abi = landlock.abi();
         String warning = landlockCheck(abi, launch.requireLandlock());

@@ -13,12 +13,12 @@ import java.util.Map;
 
 /**
  * What the host tells {@link Inside}: the command, its exact environment, the forwarder's port and socket, and
- * the Landlock rules. Travels as a read-only file (not argv or environment, so the setup JVM's {@code /proc}
+ * the Landlock rules, and the rlimits to set where no cgroup holds the sandbox (0: none). Travels as a read-only file (not argv or environment, so the setup JVM's {@code /proc}
  * entries show nothing but the file's name).
  */
 public record Launch(List<String> command, Map<String, String> env, String cwd, int port, String socket,
                      boolean requireLandlock, List<String> readPaths, List<String> writePaths,
-                     List<String> devicePaths) {
+                     List<String> devicePaths, long rlimitData, long rlimitTasks) {
     private static final int MAGIC = 0x53504c31; // "SPL1"
 
     public Launch {
@@ -46,6 +46,8 @@ public record Launch(List<String> command, Map<String, String> env, String cwd, 
             writeList(out, readPaths);
             writeList(out, writePaths);
             writeList(out, devicePaths);
+            out.writeLong(rlimitData);
+            out.writeLong(rlimitTasks);
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
@@ -64,7 +66,7 @@ public record Launch(List<String> command, Map<String, String> env, String cwd, 
             env.put(readString(in), readString(in));
         }
         return new Launch(command, env, readString(in), in.readInt(), readString(in), in.readBoolean(),
-                readList(in), readList(in), readList(in));
+                readList(in), readList(in), readList(in), in.readLong(), in.readLong());
     }
 
     private static void writeList(DataOutputStream out, List<String> list) throws IOException {
@@ -102,6 +104,7 @@ public record Launch(List<String> command, Map<String, String> env, String cwd, 
 
     @Override
     public String toString() {
-        return "Launch[command=" + command + ", env=" + env.keySet() + ", cwd=" + cwd + ", port=" + port + "]";
+        return "Launch[command=" + command + ", env=" + env.keySet() + ", cwd=" + cwd + ", port=" + port + ", rlimitData=" + rlimitData
+                + ", rlimitTasks=" + rlimitTasks + "]";
     }
 }

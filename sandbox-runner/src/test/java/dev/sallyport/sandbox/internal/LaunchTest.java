@@ -12,7 +12,7 @@ class LaunchTest {
     @Test
     void roundTrips() throws IOException {
         Launch launch = new Launch(List.of("sh", "-c", "echo ü"), Map.of("A", "1", "B", ""), "/w", 3128,
-                "/run/sallyport/proxy.sock", true, List.of("/"), List.of("/w", "/tmp"), List.of("/dev"));
+                "/run/sallyport/proxy.sock", true, List.of("/"), List.of("/w", "/tmp"), List.of("/dev"), 8L << 30, 4096);
         assertThat(Launch.decode(launch.encode())).isEqualTo(launch);
     }
 

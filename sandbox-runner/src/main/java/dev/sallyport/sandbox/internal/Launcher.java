@@ -1,0 +1,86 @@
+package dev.sallyport.sandbox.internal;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The small shell between the runner's JVM and bwrap. {@code ProcessBuilder} closes every fd above 2 and starts
+ * no process inside a cgroup, so {@code sh} joins the run's cgroup (writes its own pid, then every process after
+ * it is inside), opens the seccomp program as fd 3 and execs the rest. Where the host allows it the rest begins
+ * with {@code unshare --user --map-root-user}: a user namespace of the run's own, whose
+ * {@code /proc/sys/user/max_inotify_*} the second {@code sh} lowers to the sandbox's share before it execs bwrap.
+ * inotify instances and watches are charged to every user namespace up to the host user's, so the sandbox (a
+ * namespace below this one) can use this share and no more. File names and numbers travel as arguments, never as
+ * script text.
+ */
+public final class Launcher {
+    /** $1 the seccomp file, $2 the number of cgroup.procs files that follow, then the command. */
+    static final String JOIN = "f=$1; n=$2; shift 2;"
+            + " while [ \"$n\" -gt 0 ]; do echo $$ > \"$1\" || { echo \"sallyport sandbox: cannot join the cgroup"
+            + " ($1)\" >&2; exit 125; }; shift; n=$((n - 1)); done;"
+            + " exec \"$@\" 3<\"$f\"";
+    /** $1 the inotify instances, $2 the watches, then the command. */
+    static final String INOTIFY = "echo \"$1\" > /proc/sys/user/max_inotify_instances"
+            + " && echo \"$2\" > /proc/sys/user/max_inotify_watches && shift 2 && exec \"$@\"";
+    private static final Path UNSHARE = Path.of("/usr/bin/unshare");
+    private static volatile Boolean userNamespaceLayer;
+
+    private Launcher() {
+    }
+
+    /** The argv that joins {@code procsFiles}, opens {@code seccomp} as fd 3 and runs {@code command}. */
+    public static List<String> argv(Path seccomp, List<Path> procsFiles, List<String> command) {
+        List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", JOIN, "sallyport-sandbox", seccomp.toString(),
+                Integer.toString(procsFiles.size())));
+        procsFiles.forEach(p -> argv.add(p.toString()));
+        argv.addAll(command);
+        return argv;
+    }
+
+    /** {@code command} prefixed with the user namespace that carries the sandbox's inotify share. */
+    public static List<String> withInotifyShare(int instances, int watches, List<String> command) {
+        List<String> argv = new ArrayList<>(List.of(UNSHARE.toString(), "--user", "--map-root-user", "/bin/sh", "-c",
+                INOTIFY, "sallyport-inotify", Integer.toString(instances), Integer.toString(watches)));
+        argv.addAll(command);
+        return argv;
+    }
+
+    /**
+     * Whether this host lets the runner make the user namespace and lower its inotify limits (tried once per JVM:
+     * {@code unshare} missing, or an AppArmor policy that denies capabilities in new namespaces, say no).
+     */
+    public static boolean userNamespaceLayer() {
+        Boolean known = userNamespaceLayer;
+        if (known == null) {
+            known = tryLayer();
+            userNamespaceLayer = known;
+        }
+        return known;
+    }
+
+    private static boolean tryLayer() {
+        if (!Files.isExecutable(UNSHARE)) {
+            return false;
+        }
+        try {
+            Process p = new ProcessBuilder(UNSHARE.toString(), "--user", "--map-root-user", "/bin/sh", "-c",
+                    "v=$(cat /proc/sys/user/max_inotify_instances) && echo \"$v\" > /proc/sys/user/max_inotify_instances")
+                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            p.getOutputStream().close();
+            if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                return false;
+            }
+            return p.exitValue() == 0;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+}

@@ -1,0 +1,35 @@
+package dev.sallyport.sandbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.api.Test;
+
+class ResourceLimitsTest {
+    @Test
+    void sizesParseInBinaryUnits() {
+        assertThat(ResourceLimits.parseSize("--memory", "8g")).isEqualTo(8L << 30);
+        assertThat(ResourceLimits.parseSize("--memory", "512M")).isEqualTo(512L << 20);
+        assertThat(ResourceLimits.parseSize("--memory", "2GiB")).isEqualTo(2L << 30);
+        assertThat(ResourceLimits.parseSize("--memory", "64k")).isEqualTo(64L << 10);
+        assertThat(ResourceLimits.parseSize("--memory", "1048576")).isEqualTo(1L << 20);
+        assertThatThrownBy(() -> ResourceLimits.parseSize("--memory", "8 gigs"))
+                .hasMessage("--memory: '8 gigs' (expected: a size like 512m, 8g or a number of bytes)");
+        assertThatThrownBy(() -> ResourceLimits.parseSize("--memory", "99999999999999t"))
+                .hasMessageContaining("is too large");
+        assertThat(ResourceLimits.format(8L << 30)).isEqualTo("8 GiB");
+        assertThat(ResourceLimits.format(1536L << 10)).isEqualTo("1536 KiB");
+    }
+
+    @Test
+    void limitsABuildCannotLiveWithAreRefused() {
+        ResourceLimits d = ResourceLimits.defaults();
+        assertThat(d.memoryBytes()).isEqualTo(8L << 30);
+        assertThat(d.pids()).isEqualTo(4096);
+        assertThat(d.tmpfsBytes()).isEqualTo(2L << 30);
+        assertThat(d.inotifyInstances()).isPositive();
+        assertThatThrownBy(() -> d.withMemory(64L << 20)).hasMessage("memory: 67108864 bytes (expected: at least 128 MiB)");
+        assertThatThrownBy(() -> d.withPids(8)).hasMessage("pids: 8 (expected: at least 32)");
+        assertThatThrownBy(() -> d.withTmpfs(1000)).hasMessageContaining("expected: at least 1 MiB");
+    }
+}
