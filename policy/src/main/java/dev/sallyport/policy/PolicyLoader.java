@@ -19,7 +19,7 @@ import org.yaml.snakeyaml.error.YAMLException;
 import org.yaml.snakeyaml.nodes.Node;
 
 /**
- * Reads a policy file (the YAML of CONTRACT.md plus the keys in policy/README.md) into a {@link Policy}.
+ * Reads a policy file (the YAML described in docs/REFERENCE.md and policy/README.md) into a {@link Policy}.
  * The YAML is composed into nodes (never constructed into objects), so every problem gets its line and
  * column, duplicate keys are seen, and no YAML tag can instantiate anything. Every problem in a file is
  * reported, each as {@code FILE:LINE:COL: path: message (expected: ...)}.
@@ -87,7 +87,7 @@ public final class PolicyLoader {
         Policy policy = parser.parse(root);
         if (policy == null || !tree.problems().isEmpty()) {
             if (tree.problems().isEmpty()) {
-                tree.problem(1, 1, "", "is not a valid policy", "a policy as described in CONTRACT.md");
+                tree.problem(1, 1, "", "is not a valid policy", "a mapping of policy keys (proxy, rules, network, secrets, ...)");
             }
             List<PolicyProblem> problems = tree.problems();
             throw new PolicyException(problems.stream().sorted(IN_FILE_ORDER).toList());

@@ -17,7 +17,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 class PolicyLoaderTest {
 
-    /** The policy of CONTRACT.md, with example host names. */
+    /** The policy of docs/REFERENCE.md, with example host names. */
     static final String CONTRACT_EXAMPLE = """
             proxy:
               listen: 127.0.0.1:3128        # explicit proxy: absolute-form HTTP and CONNECT

@@ -17,7 +17,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * THREATS class 3 with a rule that allows every address, so only {@code network.deny}, the strict literal
+ * DEFENCES.md class 3 with a rule that allows every address, so only {@code network.deny}, the strict literal
  * parsing and the self check stand between the attacker and the loopback upstream.
  */
 class AddressTricksTest {

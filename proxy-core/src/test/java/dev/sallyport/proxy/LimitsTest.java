@@ -18,7 +18,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** THREATS class 8: slowloris, connection and tunnel floods, oversized bodies. */
+/** DEFENCES.md class 8: slowloris, connection and tunnel floods, oversized bodies. */
 class LimitsTest {
 
     static Path dir;

@@ -17,7 +17,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** Absolute-form HTTP through the proxy, and the attacker's request shapes (THREATS classes 1, 2, 4, 5), byte-exact. */
+/** Absolute-form HTTP through the proxy, and the attacker's request shapes (DEFENCES.md classes 1, 2, 4, 5), byte-exact. */
 class PlainHttpTest {
 
     static Path dir;

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** THREATS classes 1 and 6 from the attacker's side, plus upstream failures reaching the client as 502/504. */
+/** DEFENCES.md classes 1 and 6 from the attacker's side, plus upstream failures reaching the client as 502/504. */
 class TunnelAttackTest {
 
     static Path dir;

@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The audit log: one JSON line per decision, exchange, tunnel and reload (CONTRACT.md), written off the event
+ * The audit log: one JSON line per decision, exchange, tunnel and reload (docs/REFERENCE.md), written off the event
  * loop by an {@link AuditWriter} thread. {@link #admit} and {@link #on} only enqueue and never block.
  *
  * <p>A record taken into the queue is never dropped. The data path forwards a request or tunnel only once

@@ -9,7 +9,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.Optional;
 
 /**
- * Turns a {@link ProxyEvent} into its audit line (CONTRACT.md "The audit record"), or nothing for the
+ * Turns a {@link ProxyEvent} into its audit line (docs/REFERENCE.md, "The audit record"), or nothing for the
  * gauge-only events (connections and tunnels opening, certificates, upstream connects, injections): those
  * feed metrics, and the decision and exchange records already carry what an auditor needs.
  */

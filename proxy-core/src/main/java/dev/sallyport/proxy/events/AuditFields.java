@@ -3,7 +3,7 @@ package dev.sallyport.proxy.events;
 import java.util.List;
 
 /**
- * The fields of one audit record (CONTRACT.md), null where not known. Never holds a query string, a header
+ * The fields of one audit record (docs/REFERENCE.md), null where not known. Never holds a query string, a header
  * value or a secret value: {@code path} is the path without query, {@code secrets} holds names.
  */
 public record AuditFields(

@@ -6,7 +6,7 @@ import java.util.List;
 
 /**
  * Something the proxy did that a security reviewer or a dashboard cares about. Fields are nullable where
- * CONTRACT.md says "absent when not known"; {@link AuditFields} carries the shared ones.
+ * docs/REFERENCE.md says "absent when not known"; {@link AuditFields} carries the shared ones.
  */
 public sealed interface ProxyEvent {
 

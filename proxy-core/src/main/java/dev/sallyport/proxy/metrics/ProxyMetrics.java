@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.LoggerFactory;
 
 /**
- * The proxy's metrics (CONTRACT.md names), fed by the same {@link ProxyEvent}s as the audit log.
+ * The proxy's metrics (the names in docs/REFERENCE.md), fed by the same {@link ProxyEvent}s as the audit log.
  *
  * <p>What counts where, so nothing is counted twice:
  * <ul>

@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics with the names CONTRACT.md promises, plus JVM and Netty basics, fed by the proxy's
+ * Prometheus metrics with the names docs/REFERENCE.md promises, plus JVM and Netty basics, fed by the proxy's
  * events. Start with {@link dev.sallyport.proxy.metrics.ProxyMetrics}.
  */
 package dev.sallyport.proxy.metrics;
