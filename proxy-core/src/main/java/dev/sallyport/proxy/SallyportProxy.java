@@ -16,11 +16,11 @@ import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.events.ProxyEventListener;
 import dev.sallyport.proxy.inject.Placeholders;
 import dev.sallyport.proxy.inject.SecretStore;
-import dev.sallyport.proxy.inject.SecretsHolder;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.metrics.ProxyMetrics;
 import dev.sallyport.proxy.mitm.ServerContexts;
 import dev.sallyport.proxy.reload.PolicyHolder;
+import dev.sallyport.proxy.reload.Snapshot;
 import dev.sallyport.proxy.internal.Transports;
 import dev.sallyport.proxy.upstream.UpstreamConnector;
 import dev.sallyport.proxy.upstream.UpstreamTls;
@@ -68,14 +68,13 @@ public final class SallyportProxy implements AutoCloseable {
     private final UpstreamConnector connector;
     private final AdminServer admin;
     private final PolicyHolder holder;
-    private final SecretsHolder secrets;
     private final AuditLog audit;
     private final ProxyMetrics metrics;
     private final AtomicReference<Boolean> closed;
 
     @SuppressWarnings("checkstyle:ParameterNumber")
     private SallyportProxy(ProxyContext context, EventLoopGroup group, Channel server, AdminServer admin,
-                           PolicyHolder holder, SecretsHolder secrets, AuditLog audit, ProxyMetrics metrics,
+                           PolicyHolder holder, AuditLog audit, ProxyMetrics metrics,
                            AtomicReference<Boolean> closed,
                            CertificateAuthority ca, LeafMinter minter, ExecutorService mintExecutor,
                            ExecutorService dnsExecutor, UpstreamConnector connector) {
@@ -84,7 +83,6 @@ public final class SallyportProxy implements AutoCloseable {
         this.server = server;
         this.admin = admin;
         this.holder = holder;
-        this.secrets = secrets;
         this.audit = audit;
         this.metrics = metrics;
         this.closed = closed;
@@ -131,20 +129,18 @@ public final class SallyportProxy implements AutoCloseable {
         }
         ProxyEventListener events = options.extraListener() == null ? ProxyEventListener.all(audit, metrics)
                 : ProxyEventListener.all(audit, metrics, options.extraListener());
-        SecretsHolder secrets = new SecretsHolder(store, events, clock, System.err);
-        PolicyHolder holder = new PolicyHolder(PolicyEngine.compile(policy), policy.source(),
-                ProxyEventListener.all(events, secrets));
-        secrets.follow(() -> holder.current().policy());
+        PolicyHolder holder = new PolicyHolder(new Snapshot(PolicyEngine.compile(policy), store), policy.source(),
+                events);
         try {
             if (policy.source() != null) {
                 holder.watchFileAndSighup();
                 warnIfAuditBesidePolicy(policy);
             }
-            return start(options, holder, secrets, audit, metrics, events, clock, new Prepared(await(caLater),
+            return start(options, holder, audit, metrics, events, clock, new Prepared(await(caLater),
                     await(upstreamTlsLater), await(head.leafKeys), await(head.serverTls)));
         } catch (Exception | Error e) {
             holder.close();
-            secrets.close();
+            holder.wipeSecrets();
             audit.close();
             metrics.close();
             settle(caLater);
@@ -184,8 +180,7 @@ public final class SallyportProxy implements AutoCloseable {
     }
 
     @SuppressWarnings("checkstyle:ParameterNumber")
-    private static SallyportProxy start(ProxyOptions options, PolicyHolder holder, SecretsHolder secrets,
-                                        AuditLog audit, ProxyMetrics metrics, ProxyEventListener events,
+    private static SallyportProxy start(ProxyOptions options, PolicyHolder holder, AuditLog audit, ProxyMetrics metrics, ProxyEventListener events,
                                         InstantSource clock, Prepared prepared)
             throws Exception {
         Policy policy = holder.current().policy();
@@ -193,8 +188,7 @@ public final class SallyportProxy implements AutoCloseable {
         DefaultChannelGroup channels = new DefaultChannelGroup("sallyport-clients", GlobalEventExecutor.INSTANCE);
         ProxyEventListener others = options.extraListener() == null ? metrics
                 : ProxyEventListener.all(metrics, options.extraListener());
-        ProxyContext context = new ProxyContext(holder::current, audit, others, clock, channels);
-        context.secrets(secrets::current);
+        ProxyContext context = new ProxyContext(holder::snapshot, audit, others, clock, channels);
         ExecutorService mintExecutor = Executors.newFixedThreadPool(2, Thread.ofPlatform().daemon()
                 .name("sallyport-mint-", 0).factory());
         LeafMinter minter = new LeafMinter(ca, prepared.leafKeys(), mintExecutor, clock, new MintListener() {
@@ -231,7 +225,7 @@ public final class SallyportProxy implements AutoCloseable {
             AdminServer admin = AdminServer.start(adminBind, group, metrics, holder, () -> !closed.get(), audit,
                     token);
             context.addSelf(admin.address());
-            return new SallyportProxy(context, group, server, admin, holder, secrets, audit, metrics, closed, ca,
+            return new SallyportProxy(context, group, server, admin, holder, audit, metrics, closed, ca,
                     minter, mintExecutor, dnsExecutor, connector);
         } catch (Exception e) {
             group.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
@@ -285,9 +279,9 @@ public final class SallyportProxy implements AutoCloseable {
         return holder;
     }
 
-    /** The secret store in force (swapped beside the policy on reload). */
+    /** The secret store in force (swapped with the policy, as one snapshot, on reload). */
     public SecretStore secrets() {
-        return secrets.current();
+        return holder.snapshot().secrets();
     }
 
     /** Blocks until every audit record queued so far is written. */
@@ -323,7 +317,7 @@ public final class SallyportProxy implements AutoCloseable {
         minter.close();
         mintExecutor.shutdownNow();
         dnsExecutor.shutdownNow();
-        secrets.close();
+        holder.wipeSecrets();
         audit.close();
         metrics.close();
     }

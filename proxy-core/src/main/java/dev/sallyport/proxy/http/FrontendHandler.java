@@ -4,6 +4,7 @@ import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.inject.InjectionResult;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
+import dev.sallyport.proxy.reload.Snapshot;
 import dev.sallyport.proxy.upstream.Destination;
 import dev.sallyport.proxy.upstream.UpstreamConnector;
 import dev.sallyport.proxy.upstream.UpstreamLease;
@@ -104,7 +105,8 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
             refuse(503, "audit_unavailable", audit, null);
             return;
         }
-        GateResult result = RequestGate.evaluate(request, tunnel, audit.client(), context.engine());
+        Snapshot snapshot = context.snapshot();   // decision, dial check, injection and scrubbing all from this one
+        GateResult result = RequestGate.evaluate(request, tunnel, audit.client(), snapshot.engine());
         switch (result) {
             case GateResult.Refuse r -> {
                 if (r.decision() != null) {
@@ -115,18 +117,18 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
                 }
                 refuse(r.status(), r.reason(), audit, null);
             }
-            case GateResult.Forward f -> forward(request, f, audit);
+            case GateResult.Forward f -> forward(request, f, audit, snapshot);
         }
     }
 
-    private void forward(HttpRequest request, GateResult.Forward f, AuditRecord audit) {
+    private void forward(HttpRequest request, GateResult.Forward f, AuditRecord audit, Snapshot snapshot) {
         audit.target(f.target().host(), f.target().port()).decision(f.decision())
                 .request(request.method().name(), pathOnly(f.originForm()));
         HttpRequest head = new DefaultHttpRequest(HttpVersion.HTTP_1_1, request.method(), f.originForm());
         head.headers().set(request.headers());
         HopHeaders.strip(head.headers(), f.websocket());
         BodyFraming.copy(request, head.headers());
-        SecretsStep secrets = SecretsStep.open(context.secrets(), f.target().host(), f.tls());
+        SecretsStep secrets = SecretsStep.open(snapshot.secrets(), f.target().host(), f.tls());
         InjectionResult.Refused refused = secrets == null ? null : secrets.inject(head, audit, context, ctx.alloc());
         if (refused != null) {
             SecretsStep.refuse(this, request, refused, audit);
@@ -139,7 +141,8 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
         exchange.secrets = secrets;
         current = exchange;
         context.exchangeStarted();
-        Future<UpstreamLease> lease = connector.acquire(dest, ctx.channel().eventLoop(), audit.client());
+        Future<UpstreamLease> lease = connector.acquire(dest, snapshot.engine(), ctx.channel().eventLoop(),
+                audit.client());
         lease.addListener(done -> requests.upstreamReady(exchange, lease));
     }
 

@@ -28,6 +28,11 @@ import java.util.function.Function;
  */
 public final class SecretStore implements AutoCloseable {
 
+    /** How many values a reload retired stay scrubbed at most (the oldest go first beyond). */
+    public static final int MAX_RETIRED_VALUES = KnownValues.MAX_RETIRED;
+    /** How many bytes of retired values stay scrubbed at most. */
+    public static final int MAX_RETIRED_BYTES = KnownValues.MAX_RETIRED_BYTES;
+
     private static final SecretStore EMPTY = new SecretStore(List.of(), null, System::getenv, InstantSource.system(),
             new KnownValues());
 
@@ -113,7 +118,11 @@ public final class SecretStore implements AutoCloseable {
      */
     public SecretStore reload(Policy policy) throws SecretLoadException {
         if (placeholders == null) {
-            throw new IllegalStateException("the empty store cannot reload (expected: a store from load())");
+            if (policy.secrets().isEmpty()) {
+                return this;
+            }
+            throw new SecretLoadException(List.of("secrets: this proxy was started without a secret store and"
+                    + " cannot load secrets on reload (expected: restart it with the policy that has them)"));
         }
         return load(policy.secrets(), placeholders, env, clock, known);
     }

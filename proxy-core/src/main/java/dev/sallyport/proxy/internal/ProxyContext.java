@@ -6,8 +6,8 @@ import dev.sallyport.policy.PolicyEngine;
 import dev.sallyport.proxy.audit.AuditGate;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.events.ProxyEventListener;
-import dev.sallyport.proxy.inject.SecretStore;
 import dev.sallyport.proxy.limits.Admission;
+import dev.sallyport.proxy.reload.Snapshot;
 import dev.sallyport.proxy.limits.ClientKey;
 import dev.sallyport.proxy.limits.ClientSlots;
 import io.netty.channel.group.ChannelGroup;
@@ -29,7 +29,7 @@ public final class ProxyContext {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(ProxyContext.class);
 
-    private final Supplier<PolicyEngine> policies;
+    private final Supplier<Snapshot> snapshots;
     private final AuditGate audit;
     private final ProxyEventListener events;
     private final InstantSource clock;
@@ -43,30 +43,28 @@ public final class ProxyContext {
             ClientSlots.TUNNEL_LIMIT);
     private final AtomicLong ids = new AtomicLong();
     private volatile boolean draining;
-    private volatile Supplier<SecretStore> secrets = SecretStore::empty;
     private final java.util.Set<InetSocketAddress> self = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /** events: every listener but the audit log (metrics, an extra listener), which gets each event after it. */
-    public ProxyContext(Supplier<PolicyEngine> policies, AuditGate audit, ProxyEventListener events,
+    public ProxyContext(Supplier<Snapshot> snapshots, AuditGate audit, ProxyEventListener events,
                         InstantSource clock, ChannelGroup channels) {
-        this.policies = policies;
+        this.snapshots = snapshots;
         this.audit = audit;
         this.events = events;
         this.clock = clock;
         this.channels = channels;
     }
 
-    public PolicyEngine engine() { return policies.get(); }
-    public Policy policy() { return policies.get().policy(); }
+    /** The policy and secrets in force now: an exchange takes one and decides, injects and scrubs from it. */
+    public Snapshot snapshot() { return snapshots.get(); }
+    public PolicyEngine engine() { return snapshots.get().engine(); }
+    public Policy policy() { return snapshots.get().policy(); }
     public InstantSource clock() { return clock; }
     public ChannelGroup channels() { return channels; }
     public boolean auditAccepting() { return audit.accepting(); }
     public boolean draining() { return draining; }
     public void startDraining() { draining = true; }
 
-    /** Where the data path gets the secret store in force (swapped on reload beside the policy). */
-    public void secrets(Supplier<SecretStore> value) { secrets = value; }
-    public SecretStore secrets() { return secrets.get(); }
 
     /** Records one of the proxy's own listening addresses: the data path never dials them. */
     public void addSelf(InetSocketAddress address) {

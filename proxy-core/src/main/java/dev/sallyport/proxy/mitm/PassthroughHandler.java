@@ -65,7 +65,7 @@ public final class PassthroughHandler extends AbstractSniHandler<UpstreamLease> 
             return ctx.executor().newFailedFuture(refused);
         }
         tunnel.audit().sni(hostname);
-        return connector.acquire(new Destination(tunnel.host(), tunnel.port(), false, false),
+        return connector.acquire(new Destination(tunnel.host(), tunnel.port(), false, false), context.engine(),
                 ctx.channel().eventLoop(), tunnel.audit().client());
     }
 

@@ -8,6 +8,8 @@ import dev.sallyport.policy.PolicyProblem;
 import dev.sallyport.policy.ProxySettings;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.events.ProxyEventListener;
+import dev.sallyport.proxy.inject.SecretLoadException;
+import dev.sallyport.proxy.inject.SecretStore;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -21,9 +23,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The policy in force, swapped whole on reload. {@link #current()} is one volatile read; the data path calls
- * it once per decision. A reload re-reads the source file: a broken file keeps the old engine and its errors
+ * The policy and the secrets in force, as one {@link Snapshot} swapped whole on reload. {@link #snapshot()} is one
+ * volatile read; an exchange takes it once. A reload re-reads the source file and the secrets it names ({@code
+ * file:} sources again): a broken file or a secret that cannot be read keeps the old snapshot, and the errors
  * (with lines) go to stderr and, as a {@code Reloaded "failure"} event, to the audit log and the metrics.
+ *
+ * <p>Values the new secrets no longer hold (a secret removed, or its value changed) are retired, not forgotten:
+ * responses stay scrubbed of them (see {@code KnownValues} for the bound). A retired value dropped for the bound
+ * gets one warning line and a {@code RetiredValueDropped} event. {@link #wipeSecrets()} wipes every value.
  *
  * <p>Keys bound at start ({@code proxy.listen}, {@code proxy.admin}, {@code proxy.admin_token}, {@code ca},
  * {@code audit}) keep their running values across a reload; if the file changed them, the reload still
@@ -33,7 +40,7 @@ public final class PolicyHolder implements AutoCloseable {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(PolicyHolder.class);
 
-    private final AtomicReference<PolicyEngine> engine;
+    private final AtomicReference<Snapshot> snapshot;
     private final Path source;
     private final ProxyEventListener events;
     private final InstantSource clock;
@@ -42,14 +49,18 @@ public final class PolicyHolder implements AutoCloseable {
     private byte[] lastContent;   // guarded by reloadLock: hash of the content last tried
     private PolicyTriggers triggers;  // guarded by reloadLock
 
-    /** @param source nullable: the policy file; null (built-in default) means reload has nothing to read */
+    /** A holder without secrets: a reload to a policy that has some fails (tests and tools). */
     public PolicyHolder(PolicyEngine initial, Path source, ProxyEventListener events) {
+        this(new Snapshot(initial, SecretStore.empty()), source, events, InstantSource.system(), System.err);
+    }
+
+    /** @param source nullable: the policy file; null (built-in default) means reload has nothing to read */
+    public PolicyHolder(Snapshot initial, Path source, ProxyEventListener events) {
         this(initial, source, events, InstantSource.system(), System.err);
     }
 
-    PolicyHolder(PolicyEngine initial, Path source, ProxyEventListener events, InstantSource clock,
-                 PrintStream stderr) {
-        this.engine = new AtomicReference<>(Objects.requireNonNull(initial, "initial"));
+    PolicyHolder(Snapshot initial, Path source, ProxyEventListener events, InstantSource clock, PrintStream stderr) {
+        this.snapshot = new AtomicReference<>(Objects.requireNonNull(initial, "initial"));
         this.source = source == null ? null : source.toAbsolutePath().normalize();
         this.events = Objects.requireNonNull(events, "events");
         this.clock = clock;
@@ -57,9 +68,14 @@ public final class PolicyHolder implements AutoCloseable {
         this.lastContent = this.source == null ? null : ContentHash.of(this.source);
     }
 
+    /** The policy engine and secrets in force now. */
+    public Snapshot snapshot() {
+        return snapshot.get();
+    }
+
     /** The engine in force now. */
     public PolicyEngine current() {
-        return engine.get();
+        return snapshot.get().engine();
     }
 
     /** The policy file, or null when running on the built-in default. */
@@ -126,6 +142,11 @@ public final class PolicyHolder implements AutoCloseable {
         }
     }
 
+    /** Wipes every secret value the process loaded (the proxy has stopped; nothing injects or scrubs any more). */
+    public void wipeSecrets() {
+        snapshot.get().secrets().closeAll();
+    }
+
     private ReloadResult load() {
         Policy loaded;
         try {
@@ -136,16 +157,38 @@ public final class PolicyHolder implements AutoCloseable {
         }
         PolicyEngine compiled;
         List<String> notes = new ArrayList<>();
+        Snapshot old = snapshot.get();
         try {
-            compiled = PolicyEngine.compile(keepStartupKeys(engine.get().policy(), loaded, notes));
+            compiled = PolicyEngine.compile(keepStartupKeys(old.policy(), loaded, notes));
         } catch (RuntimeException e) {
             return failed(List.of(source + ": cannot be applied: " + e.getMessage()));
         }
-        engine.set(compiled);
-        LOGGER.info("policy reloaded: source={} rules={} mode={}", source, loaded.rules().size(), loaded.mode());
+        SecretStore secrets;
+        try {
+            secrets = old.secrets().reload(compiled.policy());
+        } catch (SecretLoadException e) {
+            return failed(e.problems());
+        }
+        snapshot.set(new Snapshot(compiled, secrets));
+        // The old store is not closed: exchanges that took the old snapshot may still inject from it (after their
+        // dial). The garbage collector frees it once the last of them ends; its values are known values, wiped
+        // when the proxy stops.
+        List<String> dropped = secrets.nowInForce();
+        LOGGER.info("policy reloaded: source={} rules={} secrets={} mode={}", source, loaded.rules().size(),
+                loaded.secrets().size(), loaded.mode());
         notes.forEach(n -> stderr.println("sallyport: " + n));
+        retired(dropped);
         events.on(new ProxyEvent.Reloaded(clock.instant(), "success", source.toString(), List.of()));
         return new ReloadResult(true, List.of(), notes);
+    }
+
+    private void retired(List<String> dropped) {
+        for (String name : dropped) {
+            LOGGER.warn("retired secret value no longer scrubbed: secret={} source={} reason=bound (at most {} retired"
+                    + " values, {} bytes; the oldest goes first)", name, source, SecretStore.MAX_RETIRED_VALUES,
+                    SecretStore.MAX_RETIRED_BYTES);
+            events.on(new ProxyEvent.RetiredValueDropped(clock.instant(), name));
+        }
     }
 
     private ReloadResult failed(List<String> errors) {

@@ -2,6 +2,7 @@ package dev.sallyport.proxy.upstream;
 
 import dev.sallyport.policy.Decision;
 import dev.sallyport.policy.IpAddress;
+import dev.sallyport.policy.PolicyEngine;
 import dev.sallyport.policy.Timeouts;
 import dev.sallyport.proxy.Resolver;
 import dev.sallyport.proxy.events.ProxyEvent;
@@ -47,17 +48,20 @@ public final class UpstreamConnector {
         this.tls = tls;
     }
 
-    /** Completes on {@code loop}; fails with {@link UpstreamFailure}. {@code client} names the hop in errors. */
-    public Future<UpstreamLease> acquire(Destination dest, EventLoop loop, String client) {
+    /**
+     * Completes on {@code loop}; fails with {@link UpstreamFailure}. {@code engine} is the policy the exchange was
+     * decided by: its {@code network.deny} checks the address. {@code client} names the hop in errors.
+     */
+    public Future<UpstreamLease> acquire(Destination dest, PolicyEngine engine, EventLoop loop, String client) {
         Promise<UpstreamLease> promise = loop.newPromise();
-        if (dest.http() && reuse(dest, loop, promise)) {
+        if (dest.http() && reuse(dest, engine, loop, promise)) {
             return promise;
         }
         String hop = "client " + client + " => " + dest.text() + ": ";
         Timeouts timeouts = context.policy().proxy().timeouts();
         Optional<IpAddress> literal = IpAddress.parseStrict(dest.host());
         if (literal.isPresent()) {
-            dial(dest, List.of(literal.get().toInetAddress()), loop, hop, promise);
+            dial(dest, engine, List.of(literal.get().toInetAddress()), loop, hop, promise);
             return promise;
         }
         ScheduledFuture<?> timer = loop.schedule(() -> promise.tryFailure(new UpstreamFailure(504, "dns_timeout",
@@ -73,19 +77,19 @@ public final class UpstreamConnector {
                         + (error == null ? "no addresses" : rootMessage(error)), null));
                 return;
             }
-            dial(dest, addresses, loop, hop, promise);
+            dial(dest, engine, addresses, loop, hop, promise);
         }));
         return promise;
     }
 
     /** Completes {@code promise} with an idle pooled connection whose address the policy still allows. */
-    private boolean reuse(Destination dest, EventLoop loop, Promise<UpstreamLease> promise) {
+    private boolean reuse(Destination dest, PolicyEngine engine, EventLoop loop, Promise<UpstreamLease> promise) {
         UpstreamPool.Key key = new UpstreamPool.Key(loop, dest.host(), dest.port(), dest.tls());
         UpstreamPool.Idle parked;
         while ((parked = pool.poll(key)) != null) {
             IpAddress address = parked.address();
             // the proxy's own listeners do not change, and dial() refused them: only the policy can have moved
-            if (context.engine().onDial(dest.host(), dest.port(), address).permitsTraffic()) {
+            if (engine.onDial(dest.host(), dest.port(), address).permitsTraffic()) {
                 return promise.trySuccess(new UpstreamLease(parked.channel(), address, dest, true));
             }
             parked.channel().close();
@@ -111,11 +115,11 @@ public final class UpstreamConnector {
         pool.closeAll();
     }
 
-    private void dial(Destination dest, List<InetAddress> addresses, EventLoop loop, String hop,
+    private void dial(Destination dest, PolicyEngine engine, List<InetAddress> addresses, EventLoop loop, String hop,
                       Promise<UpstreamLease> promise) {
         for (InetAddress address : addresses) {
             IpAddress ip = IpAddress.of(address);
-            Decision decision = context.engine().onDial(dest.host(), dest.port(), ip);
+            Decision decision = engine.onDial(dest.host(), dest.port(), ip);
             if (!decision.permitsTraffic()) {
                 promise.tryFailure(new UpstreamFailure(403, decision.reason(), hop + "address " + ip
                         + " is denied by network.deny (" + decision.reason() + ")", ip.toString()));

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.sallyport.policy.PolicyEngine;
+import dev.sallyport.proxy.inject.SecretStore;
 import dev.sallyport.policy.PolicyLoader;
 import dev.sallyport.policy.Verdict;
 import dev.sallyport.proxy.audit.AuditLog;
@@ -76,7 +77,7 @@ class PolicyHolderTest {
                 reloads.add(r);
             }
         };
-        holder = new PolicyHolder(PolicyEngine.compile(PolicyLoader.load(file)), file,
+        holder = new PolicyHolder(new Snapshot(PolicyEngine.compile(PolicyLoader.load(file)), SecretStore.empty()), file,
                 ProxyEventListener.all(record, extra), InstantSource.system(), stderr);
         return holder;
     }
@@ -156,7 +157,8 @@ class PolicyHolderTest {
 
     @Test
     void withoutAFileReloadFailsClearly() {
-        holder = new PolicyHolder(PolicyEngine.compile(dev.sallyport.policy.Policy.defaults()), null,
+        holder = new PolicyHolder(new Snapshot(PolicyEngine.compile(dev.sallyport.policy.Policy.defaults()),
+                SecretStore.empty()), null,
                 e -> {
                     if (e instanceof ProxyEvent.Reloaded r) {
                         reloads.add(r);
