@@ -2,12 +2,12 @@ package dev.sallyport.sandbox;
 
 import dev.sallyport.sandbox.internal.BwrapCommand;
 import dev.sallyport.sandbox.internal.Cgroups;
+import dev.sallyport.sandbox.internal.HostLink;
 import dev.sallyport.sandbox.internal.Inside;
 import dev.sallyport.sandbox.internal.Launch;
 import dev.sallyport.sandbox.internal.Launcher;
 import dev.sallyport.sandbox.internal.LimitEnforcement;
 import dev.sallyport.sandbox.internal.ProtectedPaths;
-import dev.sallyport.sandbox.internal.ProxyRelay;
 import dev.sallyport.sandbox.internal.SandboxEnvironment;
 import dev.sallyport.sandbox.internal.SeccompFilter;
 import dev.sallyport.sandbox.internal.TrustFiles;
@@ -27,6 +27,9 @@ import java.util.Optional;
  * Start with {@link #run(SandboxSpec)}; README.md explains what is isolated and how.
  */
 public final class ProcessSandbox {
+    /** The host's end of the sandbox, in the runtime folder, gone once the setup has handed its sockets over. */
+    private static final String HOST_SOCKET = "host.sock";
+
     private ProcessSandbox() {
     }
 
@@ -57,11 +60,19 @@ public final class ProcessSandbox {
 
     /** Starts the sandbox and returns at once; the caller waits on and closes the result. */
     public static RunningSandbox start(SandboxSpec spec, Stdio stdio) throws SandboxException {
+        return start(spec, stdio, Integer.MAX_VALUE);
+    }
+
+    /**
+     * {@link #start(SandboxSpec, Stdio)} using at most Landlock ABI {@code landlockAbiCap}: tests attack the
+     * sandbox as an older kernel would build it.
+     */
+    static RunningSandbox start(SandboxSpec spec, Stdio stdio, int landlockAbiCap) throws SandboxException {
         BubblewrapProbe.Bubblewrap bwrap = BubblewrapProbe.require();
         checkWorkdir(spec);
         ProtectedPaths.Plan plan = ProtectedPaths.prepare(spec.workdir(), spec.gitWritable());
         Path root = null;
-        ProxyRelay relay = null;
+        HostLink link = null;
         LimitEnforcement limits = null;
         boolean started = false;
         try {
@@ -82,11 +93,13 @@ public final class ProcessSandbox {
             Map<String, String> env = SandboxEnvironment.build(spec, run + "/" + TrustFiles.BUNDLE,
                     run + "/" + TrustFiles.P12);
             Optional<ResourceLimits> rlimits = limits.rlimits();
+            int abi = Math.min(LandlockProbe.abi(), landlockAbiCap);
             Launch launch = new Launch(spec.command(), env, spec.workdir().toString(), spec.insidePort(),
-                    run + "/proxy.sock", spec.requireLandlock(), List.of("/"), writable(spec), List.of("/dev"),
-                    rlimits.map(ResourceLimits::memoryBytes).orElse(0L), rlimits.map(r -> (long) r.pids()).orElse(0L));
+                    run + "/" + HOST_SOCKET, spec.requireLandlock(), List.of("/"), writable(spec), List.of("/dev"),
+                    rlimits.map(ResourceLimits::memoryBytes).orElse(0L), rlimits.map(r -> (long) r.pids()).orElse(0L),
+                    HostLink.canSupervise(), landlockAbiCap, List.of());
             Files.write(mounted.resolve("launch"), launch.encode());
-            relay = ProxyRelay.start(mounted.resolve("proxy.sock"), spec.proxy());
+            link = HostLink.listen(mounted.resolve(HOST_SOCKET));
             Path seccomp = Files.write(root.resolve("seccomp.bpf"), SeccompFilter.forCurrentArch());
             List<String> warnings = new ArrayList<>();
             List<String> argv = launcher(bwrap, spec, plan, mounted, seccomp, limits, warnings);
@@ -94,15 +107,17 @@ public final class ProcessSandbox {
                     .redirectError(stdio.err());
             pb.environment().clear();
             pb.environment().put("PATH", SandboxEnvironment.DEFAULT_PATH);
-            RunningSandbox sandbox = new RunningSandbox(pb.start(), relay, root, plan, limits, warnings);
+            Process process = pb.start();
+            link.start(process.toHandle(), spec.proxy(), new HostLink.Rules(spec.insidePort(), abi >= 4, 0, 0), () -> { });
+            RunningSandbox sandbox = new RunningSandbox(process, link, root, plan, limits, warnings);
             started = true;
             return sandbox;
         } catch (IOException | RuntimeException e) {
             throw new SandboxException("sandbox: cannot start: " + e.getMessage(), e);
         } finally {
             if (!started) {
-                if (relay != null) {
-                    relay.close();
+                if (link != null) {
+                    link.close();
                 }
                 if (limits != null) {
                     limits.remove();

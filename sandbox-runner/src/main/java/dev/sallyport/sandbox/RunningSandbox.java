@@ -1,9 +1,9 @@
 package dev.sallyport.sandbox;
 
 import dev.sallyport.sandbox.internal.AfterRunCheck;
+import dev.sallyport.sandbox.internal.HostLink;
 import dev.sallyport.sandbox.internal.LimitEnforcement;
 import dev.sallyport.sandbox.internal.ProtectedPaths;
-import dev.sallyport.sandbox.internal.ProxyRelay;
 import java.io.IOException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
@@ -17,26 +17,26 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A started sandbox: the bwrap process, the host end of the proxy relay and the runtime folder. {@link #close()}
- * asks the command to stop (SIGTERM to the sandbox's setup JVM, which forwards it), kills what is left after a
- * grace period, removes the runtime folder and the masks of protected paths, and checks the workspace for what
+ * A started sandbox: the bwrap process, its host end (relay to the proxy, connect supervisor) and the runtime
+ * folder. {@link #close()} asks the command to stop (SIGTERM to every process inside but bwrap's init), kills
+ * what is left after a grace period, removes the runtime folder and the masks of protected paths, and checks the workspace for what
  * the command left for the host to obey ({@link #notices()}).
  */
 public final class RunningSandbox implements AutoCloseable {
     static final Duration GRACE = Duration.ofSeconds(5);
 
     private final Process process;
-    private final ProxyRelay relay;
+    private final HostLink link;
     private final Path runtime;
     private final ProtectedPaths.Plan plan;
     private final LimitEnforcement limits;
     private final List<String> notices = new ArrayList<>();
     private boolean closed;
 
-    RunningSandbox(Process process, ProxyRelay relay, Path runtime, ProtectedPaths.Plan plan, LimitEnforcement limits,
+    RunningSandbox(Process process, HostLink link, Path runtime, ProtectedPaths.Plan plan, LimitEnforcement limits,
                    List<String> warnings) {
         this.process = process;
-        this.relay = relay;
+        this.link = link;
         this.runtime = runtime;
         this.plan = plan;
         this.limits = limits;
@@ -71,9 +71,8 @@ public final class RunningSandbox implements AutoCloseable {
         }
         closed = true;
         if (process.isAlive()) {
-            // TERM to everything inside but bwrap itself: the setup JVM forwards it to the command, and the
-            // command gets it directly too. Not filtered on "is the JVM": the setup JVM is non-dumpable, so its
-            // /proc entries (and ProcessHandle.info) can be unreadable to an unprivileged caller.
+            // TERM to everything inside but bwrap itself (the outer bwrap would die of it and take the command's
+            // status with it; bwrap's init ignores it anyway): the command and its children.
             process.descendants().filter(p -> !p.info().command().map(c -> c.endsWith("/bwrap")).orElse(false))
                     .forEach(ProcessHandle::destroy);
             try {
@@ -87,7 +86,7 @@ public final class RunningSandbox implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
-        relay.close();
+        link.close();
         notices.addAll(limits.report());
         limits.remove();
         notices.addAll(AfterRunCheck.run(plan));

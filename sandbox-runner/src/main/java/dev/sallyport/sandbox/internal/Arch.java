@@ -26,7 +26,18 @@ enum Arch {
             Map.entry("fchmod", 91), Map.entry("fchmodat", 268), Map.entry("fchmodat2", 452),
             Map.entry("mknod", 133), Map.entry("mknodat", 259), Map.entry("prlimit64", 302),
             Map.entry("landlock_create_ruleset", 444), Map.entry("landlock_add_rule", 445),
-            Map.entry("landlock_restrict_self", 446))),
+            Map.entry("landlock_restrict_self", 446),
+            // Sockets, fd passing, exec and the connect() supervisor (Inside and the host side).
+            Map.entry("read", 0), Map.entry("write", 1), Map.entry("ioctl", 16), Map.entry("pread64", 17),
+            Map.entry("connect", 42), Map.entry("accept4", 288), Map.entry("sendto", 44), Map.entry("sendmsg", 46),
+            Map.entry("recvmsg", 47), Map.entry("shutdown", 48), Map.entry("bind", 49), Map.entry("listen", 50),
+            Map.entry("getsockname", 51), Map.entry("setsockopt", 54), Map.entry("getsockopt", 55),
+            Map.entry("execve", 59), Map.entry("fcntl", 72), Map.entry("chdir", 80), Map.entry("geteuid", 107),
+            Map.entry("setresuid", 117), Map.entry("setresgid", 119), Map.entry("rt_sigprocmask", 14),
+            Map.entry("ppoll", 271), Map.entry("seccomp", 317), Map.entry("pidfd_open", 434),
+            Map.entry("close_range", 436), Map.entry("pidfd_getfd", 438),
+            Map.entry("statx", 332), Map.entry("readlinkat", 267), Map.entry("pipe2", 293),
+            Map.entry("getegid", 108))),
     AARCH64(0xC00000B7, Map.ofEntries(
             Map.entry("socket", 198), Map.entry("clone", 220), Map.entry("clone3", 435),
             Map.entry("io_uring_setup", 425), Map.entry("io_uring_enter", 426), Map.entry("io_uring_register", 427),
@@ -44,7 +55,17 @@ enum Arch {
             Map.entry("openat2", 437), Map.entry("fchmod", 52), Map.entry("fchmodat", 53),
             Map.entry("fchmodat2", 452), Map.entry("mknodat", 33), Map.entry("prlimit64", 261),
             Map.entry("landlock_create_ruleset", 444), Map.entry("landlock_add_rule", 445),
-            Map.entry("landlock_restrict_self", 446)));
+            Map.entry("landlock_restrict_self", 446),
+            Map.entry("read", 63), Map.entry("write", 64), Map.entry("ioctl", 29), Map.entry("pread64", 67),
+            Map.entry("connect", 203), Map.entry("accept4", 242), Map.entry("sendto", 206),
+            Map.entry("sendmsg", 211), Map.entry("recvmsg", 212), Map.entry("shutdown", 210), Map.entry("bind", 200),
+            Map.entry("listen", 201), Map.entry("getsockname", 204), Map.entry("setsockopt", 208),
+            Map.entry("getsockopt", 209), Map.entry("execve", 221), Map.entry("fcntl", 25), Map.entry("chdir", 49),
+            Map.entry("geteuid", 175), Map.entry("setresuid", 147), Map.entry("setresgid", 149),
+            Map.entry("rt_sigprocmask", 135), Map.entry("ppoll", 73), Map.entry("seccomp", 277),
+            Map.entry("pidfd_open", 434), Map.entry("close_range", 436),
+            Map.entry("pidfd_getfd", 438), Map.entry("statx", 291), Map.entry("readlinkat", 78), Map.entry("pipe2", 59),
+            Map.entry("getegid", 177)));
 
     private final int auditArch;
     private final Map<String, Integer> numbers;

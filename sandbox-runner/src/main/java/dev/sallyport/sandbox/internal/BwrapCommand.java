@@ -50,7 +50,7 @@ public final class BwrapCommand {
     }
 
     /**
-     * @param runtime host folder mounted read-only at {@link #RUN_DIR} (holds {@code proxy.sock}, {@code launch},
+     * @param runtime host folder mounted read-only at {@link #RUN_DIR} (holds {@code host.sock}, {@code launch},
      *                trust files, {@code resolv.conf}, {@code hosts}, {@link #GIT_IGNORE})
      * @param classes this module's classes (folder or jar) for the {@link Inside} JVM
      * @param keepIds the runner's uid and gid when bwrap runs in the launcher's user namespace, else empty
@@ -100,7 +100,9 @@ public final class BwrapCommand {
                 : CLASSES_DIR + "/" + classes.getFileName());
         c.add("--chdir", spec.workdir().toString(), "--seccomp", Integer.toString(SECCOMP_FD), "--");
         c.add(javaHome.resolve("bin/java").toString(), "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-XX:-UsePerfData", "-Xmx64m", "-Xss512k", "-Xshare:auto", "--enable-native-access=ALL-UNNAMED",
+                // Nothing to attach to or read even while the setup lives (it leaves before the command runs).
+                "-XX:+DisableAttachMechanism", "-XX:-UsePerfData", "-Xmx64m", "-Xss512k", "-Xshare:auto",
+                "--enable-native-access=ALL-UNNAMED",
                 "-cp", Files.isDirectory(classes) ? CLASSES_DIR : CLASSES_DIR + "/" + classes.getFileName(),
                 Inside.class.getName(), RUN_DIR + "/launch");
         return List.copyOf(c.args);

@@ -1,30 +1,36 @@
 package dev.sallyport.sandbox.internal;
 
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
-import sun.misc.Signal;
-import sun.misc.SignalHandler;
 
 /**
- * The entry point bwrap runs inside the sandbox (the first process after bwrap's own init): starts the
- * forwarder to the proxy, confines one fresh platform thread with Landlock, starts the user's command from that
- * thread (the child inherits the thread's Landlock domain; seccomp and no-new-privs came from bwrap), passes
- * stdio through, forwards SIGTERM/SIGINT/SIGHUP as a termination request, and exits with the command's status.
- * Uses JDK classes only: the sandbox mounts just this module's classes.
+ * The entry point bwrap runs inside the sandbox, and the only code of ours that ever runs there: a short-lived
+ * setup that leaves nothing behind. It opens the sandbox's listening socket ({@code 127.0.0.1:PORT} of the
+ * sandbox's own network namespace) and hands it to the host over the bind-mounted unix socket (the host accepts
+ * on it and relays to the proxy), then, on one fresh thread: installs the command's seccomp program (with a
+ * notification listener for the host's {@link ConnectSupervisor} when asked to), waits for the host's go-ahead,
+ * applies Landlock to that thread and replaces the whole process with the command ({@link Exec}). No JVM stays
+ * in the sandbox for the command to attach to, signal or read; the command is bwrap's init's child, so its exit
+ * status and the signals sent to it are its own. Uses JDK classes only: the sandbox mounts just this module's
+ * classes.
  */
 public final class Inside {
     /** Exit status when the sandbox cannot be set up (like {@code env(1)} and container runtimes). */
     public static final int SETUP_FAILED = 125;
     /** Exit status when the command cannot be started. */
     public static final int NOT_FOUND = 127;
+    /** The first ABI whose Landlock governs pathname unix sockets ({@code LANDLOCK_ACCESS_FS_RESOLVE_UNIX}). */
+    static final int UNIX_SOCKET_ABI = 9;
+    private static final int BACKLOG = 128;
 
     private Inside() {
     }
@@ -44,15 +50,17 @@ public final class Inside {
         Runtime.getRuntime().halt(status);
     }
 
+    /** Returns only when the command could not be started: the status to exit with. */
     private static int run(Launch launch) throws IOException, SetupException {
+        for (String notice : launch.notices()) {
+            System.err.println("sallyport sandbox: " + notice);
+        }
         Landlock landlock = Landlock.forCurrentArch();
-        // Not dumpable: the command (same uid) cannot open this JVM's /proc/PID/mem, environ or fds even where
-        // Landlock's ptrace restriction is missing. execve resets the flag, so the command itself stays normal.
+        // Not dumpable while it lives, although nothing else runs inside yet: execve resets the flag.
         landlock.setNotDumpable();
         // Without a cgroup: limits for this process, inherited by the command (set before any command runs).
         ProcessRlimits.apply(launch.rlimitData(), launch.rlimitTasks());
-        Forwarder.start(launch.port(), Path.of(launch.socket()));
-        int abi = landlock.abi();
+        int abi = Math.min(landlock.abi(), launch.landlockAbiCap());
         String warning = landlockCheck(abi, launch.requireLandlock());
         if (warning != null) {
             System.err.println("sallyport sandbox: warning: " + warning);
@@ -62,67 +70,90 @@ public final class Inside {
         launch.writePaths().forEach(p -> rules.add(new Landlock.PathRule(Path.of(p), Landlock.READ_WRITE)));
         launch.devicePaths().forEach(p -> rules.add(new Landlock.PathRule(Path.of(p), Landlock.DEVICES)));
 
-        ProcessBuilder builder = new ProcessBuilder(launch.command())
-                .directory(Path.of(launch.cwd()).toFile())
-                .inheritIO();
-        builder.environment().clear();
-        builder.environment().putAll(launch.env());
-
-        CompletableFuture<Process> started = new CompletableFuture<>();
-        // TERM, INT and HUP are forwarded to the command instead of shutting this JVM down: the JVM's own
-        // handler would exit with 143 and race the command's status. Installed before the command starts, so a
-        // signal that arrives right after it started still reaches it.
-        AtomicReference<Process> running = new AtomicReference<>();
-        AtomicBoolean stopRequested = new AtomicBoolean();
-        SignalHandler forward = signal -> {
-            stopRequested.set(true);
-            Process p = running.get();
-            if (p != null) {
-                Thread.ofVirtual().start(() -> terminate(p));
-            }
-        };
-        for (String name : List.of("TERM", "INT", "HUP")) {
+        int listener = Sockets.tcpListener(launch.port(), BACKLOG);
+        boolean supervise = launch.supervise() && abi < UNIX_SOCKET_ABI;
+        int diag = supervise ? sockDiagOrNone() : -1;
+        int host = Sockets.unixConnect(launch.socket());
+        CompletableFuture<String> failure = new CompletableFuture<>();
+        // Seccomp, Landlock and execve all act on the calling thread: one fresh thread does all three.
+        Thread.ofPlatform().name("sallyport-exec").start(() -> {
             try {
-                Signal.handle(new Signal(name), forward);
-            } catch (IllegalArgumentException e) {
-                // the signal is reserved here (e.g. HUP ignored under nohup): the command still gets it directly
-            }
-        }
-        Thread confined = Thread.ofPlatform().name("sallyport-confined").unstarted(() -> {
-            try {
-                if (abi >= 1) {
-                    landlock.restrictCurrentThread(rules, launch.port());
-                }
-                Process p = builder.start();
-                running.set(p);
-                if (stopRequested.get()) {
-                    Thread.ofVirtual().start(() -> terminate(p));
-                }
-                started.complete(p);
+                failure.complete(confineAndExec(launch, landlock, abi, rules, listener, diag, host));
             } catch (Throwable t) {
-                started.completeExceptionally(t);
+                failure.completeExceptionally(t);
             }
         });
-        confined.start();
-        Process child;
+        String reason;
         try {
-            child = started.get();
+            reason = failure.get();
         } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof IOException) {
-                throw new SetupException(NOT_FOUND, launch.command().getFirst() + ": cannot start inside the sandbox: "
-                        + cause.getMessage() + " (expected: a program on the sandbox's PATH or an absolute path)");
+            if (e.getCause() instanceof SetupException setup) {
+                throw setup;
             }
-            throw new SetupException(SETUP_FAILED, String.valueOf(cause.getMessage()));
+            throw new SetupException(SETUP_FAILED, String.valueOf(e.getCause().getMessage()));
         } catch (InterruptedException e) {
             throw new SetupException(SETUP_FAILED, "interrupted while starting the command");
         }
-        while (true) {
-            try {
-                return child.waitFor();
-            } catch (InterruptedException e) {
-                // keep waiting: a forwarded signal ends the child
+        throw new SetupException(NOT_FOUND, launch.command().getFirst() + ": cannot start inside the sandbox: "
+                + reason + " (expected: a program on the sandbox's PATH or an absolute path)");
+    }
+
+    private static String confineAndExec(Launch launch, Landlock landlock, int abi, List<Landlock.PathRule> rules,
+                                         int listener, int diag, int host) throws IOException, SetupException {
+        int notify = -1;
+        if (diag >= 0) {
+            notify = Seccomp.installWithListener(SeccompFilter.workloadForCurrentArch(true));
+        }
+        if (notify < 0) {
+            Seccomp.install(SeccompFilter.workloadForCurrentArch(false));
+            Sockets.close(diag);
+            if (launch.requireLandlock() && abi < UNIX_SOCKET_ABI) {
+                throw new SetupException(SETUP_FAILED, "pathname unix sockets: neither Landlock (ABI " + abi
+                        + ") nor a seccomp supervisor can keep the command from host sockets (expected: Landlock "
+                        + "ABI >= 9, or a kernel with seccomp user notifications, because --require-landlock was given)");
             }
+        }
+        byte[] what = (notify >= 0 ? HostLink.SUPERVISED : HostLink.LISTENER_ONLY).getBytes(StandardCharsets.US_ASCII);
+        if (notify >= 0) {
+            FdPassing.send(host, what, listener, diag, notify);
+        } else {
+            FdPassing.send(host, what, listener);
+        }
+        Sockets.close(notify);
+        if (notify >= 0) {
+            Sockets.close(diag);
+        }
+        Sockets.close(listener);
+        awaitGoAhead(host);
+        Sockets.close(host);
+        if (abi >= 1) {
+            landlock.restrictCurrentThread(rules, launch.port(), abi);
+        }
+        System.out.flush();
+        System.err.flush();
+        return Exec.execvp(launch.command(), launch.env(), launch.cwd());
+    }
+
+    /** The host answers one byte once it relays the listener (and supervises): only then may the command run. */
+    private static void awaitGoAhead(int host) throws IOException, SetupException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment answer = arena.allocate(1);
+            int n = Sockets.read(host, answer, 1);
+            if (n != 1 || answer.get(ValueLayout.JAVA_BYTE, 0) != HostLink.GO_AHEAD) {
+                throw new SetupException(SETUP_FAILED, "the host did not take the sandbox's sockets (expected: "
+                        + "its go-ahead; the runner's log says why)");
+            }
+        }
+    }
+
+    /** A sock_diag socket of this network namespace, or -1 when the kernel has none. */
+    private static int sockDiagOrNone() {
+        try {
+            return Sockets.sockDiag();
+        } catch (IOException e) {
+            System.err.println("sallyport sandbox: warning: " + e.getMessage() + "; connect() to pathname unix "
+                    + "sockets is not supervised");
+            return -1;
         }
     }
 
@@ -141,20 +172,6 @@ public final class Inside {
                     + "--require-landlock was given)");
         }
         return what + "; continuing with namespaces and seccomp (expected: ABI >= 4 for every rule)";
-    }
-
-    private static void terminate(Process child) {
-        if (!child.isAlive()) {
-            return;
-        }
-        child.destroy();
-        try {
-            if (!child.waitFor(5, TimeUnit.SECONDS)) {
-                child.destroyForcibly();
-            }
-        } catch (InterruptedException e) {
-            child.destroyForcibly();
-        }
     }
 
     static final class SetupException extends Exception {

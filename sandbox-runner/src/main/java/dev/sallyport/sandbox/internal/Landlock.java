@@ -10,8 +10,10 @@ import java.util.List;
 
 /**
  * Landlock through {@code java.lang.foreign}: ABI probe, ruleset building and {@code landlock_restrict_self} for
- * the calling thread (never TSYNC: only the thread that will start the sandboxed command is confined, so the
- * forwarder threads of the same JVM keep working). Rights are masked to what the running kernel's ABI knows.
+ * the calling thread (never TSYNC: only the thread that then replaces the process with the sandboxed command is
+ * confined, see {@link Exec}). Rights are masked to what the ABI in use knows. From ABI 9 the ruleset handles
+ * {@code RESOLVE_UNIX} and grants it nowhere: the command connects only to pathname unix sockets created inside
+ * its own domain.
  */
 public final class Landlock {
     // File system rights (ABI 1 unless noted).
@@ -19,7 +21,7 @@ public final class Landlock {
             REMOVE_DIR = 1L << 4, REMOVE_FILE = 1L << 5, MAKE_CHAR = 1L << 6, MAKE_DIR = 1L << 7,
             MAKE_REG = 1L << 8, MAKE_SOCK = 1L << 9, MAKE_FIFO = 1L << 10, MAKE_BLOCK = 1L << 11,
             MAKE_SYM = 1L << 12, REFER = 1L << 13 /* ABI 2 */, TRUNCATE = 1L << 14 /* ABI 3 */,
-            IOCTL_DEV = 1L << 15 /* ABI 5 */;
+            IOCTL_DEV = 1L << 15 /* ABI 5 */, RESOLVE_UNIX = 1L << 16 /* ABI 9 */;
     static final long NET_BIND_TCP = 1L, NET_CONNECT_TCP = 1L << 1; // ABI 4
     static final long SCOPE_ABSTRACT_UNIX = 1L, SCOPE_SIGNAL = 1L << 1; // ABI 6
 
@@ -78,18 +80,28 @@ public final class Landlock {
         if (abi >= 5) {
             mask |= IOCTL_DEV;
         }
+        if (abi >= 9) {
+            mask |= RESOLVE_UNIX;
+        }
         return mask;
     }
 
+    /** {@link #restrictCurrentThread(List, int, int)} with every right the kernel's ABI knows. */
+    public Outcome restrictCurrentThread(List<PathRule> rules, int connectPort) {
+        return restrictCurrentThread(rules, connectPort, Integer.MAX_VALUE);
+    }
+
     /**
-     * Confines the calling thread and the processes it starts afterwards: the listed paths with their rights,
-     * nothing else writable; with ABI 4, TCP connect only to {@code connectPort} (0 = none) and no TCP bind;
-     * with ABI 6, no abstract unix sockets or signals outside the domain.
+     * Confines the calling thread and the processes it starts (or becomes) afterwards: the listed paths with
+     * their rights, nothing else writable; with ABI 4, TCP connect only to {@code connectPort} (0 = none) and no
+     * TCP bind; with ABI 6, no abstract unix sockets or signals outside the domain; with ABI 9, no pathname unix
+     * sockets created outside it. {@code abiCap} limits the ABI used below the kernel's (tests simulate older
+     * kernels with it).
      *
      * @throws IllegalStateException when Landlock is missing or a call fails
      */
-    public Outcome restrictCurrentThread(List<PathRule> rules, int connectPort) {
-        int abi = abi();
+    public Outcome restrictCurrentThread(List<PathRule> rules, int connectPort, int abiCap) {
+        int abi = Math.min(abi(), abiCap);
         if (abi < 1) {
             throw new IllegalStateException("landlock: not available in this kernel (expected: Linux 5.13+ with "
                     + "landlock in the lsm= list)");

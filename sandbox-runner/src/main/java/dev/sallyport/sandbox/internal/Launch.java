@@ -12,14 +12,18 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What the host tells {@link Inside}: the command, its exact environment, the forwarder's port and socket, and
- * the Landlock rules, and the rlimits to set where no cgroup holds the sandbox (0: none). Travels as a read-only file (not argv or environment, so the setup JVM's {@code /proc}
- * entries show nothing but the file's name).
+ * What the host tells {@link Inside}: the command, its exact environment, the port to listen on, the host's unix
+ * socket that the listener (and the seccomp listener, when {@code supervise}) is handed to, the Landlock rules, the
+ * rlimits to set where no cgroup holds the sandbox (0: none), the highest Landlock ABI to use
+ * ({@code landlockAbiCap}, lower than the kernel's only in tests) and lines to print first ({@code notices}).
+ * Travels as a read-only file (not argv or environment, so the setup JVM's {@code /proc} entries show nothing but
+ * the file's name).
  */
 public record Launch(List<String> command, Map<String, String> env, String cwd, int port, String socket,
                      boolean requireLandlock, List<String> readPaths, List<String> writePaths,
-                     List<String> devicePaths, long rlimitData, long rlimitTasks) {
-    private static final int MAGIC = 0x53504c31; // "SPL1"
+                     List<String> devicePaths, long rlimitData, long rlimitTasks, boolean supervise,
+                     int landlockAbiCap, List<String> notices) {
+    private static final int MAGIC = 0x53504c32; // "SPL2"
 
     public Launch {
         command = List.copyOf(command);
@@ -27,6 +31,10 @@ public record Launch(List<String> command, Map<String, String> env, String cwd, 
         readPaths = List.copyOf(readPaths);
         writePaths = List.copyOf(writePaths);
         devicePaths = List.copyOf(devicePaths);
+        notices = List.copyOf(notices);
+        if (landlockAbiCap < 0) {
+            throw new IllegalArgumentException("landlockAbiCap: " + landlockAbiCap + " (expected: >= 0)");
+        }
     }
 
     public byte[] encode() {
@@ -48,6 +56,9 @@ public record Launch(List<String> command, Map<String, String> env, String cwd, 
             writeList(out, devicePaths);
             out.writeLong(rlimitData);
             out.writeLong(rlimitTasks);
+            out.writeBoolean(supervise);
+            out.writeInt(landlockAbiCap);
+            writeList(out, notices);
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
@@ -66,7 +77,8 @@ public record Launch(List<String> command, Map<String, String> env, String cwd, 
             env.put(readString(in), readString(in));
         }
         return new Launch(command, env, readString(in), in.readInt(), readString(in), in.readBoolean(),
-                readList(in), readList(in), readList(in), in.readLong(), in.readLong());
+                readList(in), readList(in), readList(in), in.readLong(), in.readLong(), in.readBoolean(), in.readInt(),
+                readList(in));
     }
 
     private static void writeList(DataOutputStream out, List<String> list) throws IOException {

@@ -2,52 +2,72 @@ package dev.sallyport.sandbox.internal;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
-import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.nio.file.Path;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Host side of the sandbox's only way out: listens on a Unix socket (bind-mounted into the sandbox) and relays
- * every connection to the proxy's TCP address on the host's loopback.
+ * The sandbox's only way out, run on the host: accepts on the sandbox's own listening socket (created inside,
+ * in the sandbox's network namespace, and handed over by {@link HostLink}) and relays every connection to the
+ * proxy's TCP address on the host's loopback. Nothing of ours listens or forwards inside the sandbox.
  */
 public final class ProxyRelay implements AutoCloseable {
-    private final ServerSocketChannel server;
-    private final Thread acceptor;
+    private final int listener;
+    private final InetSocketAddress proxy;
+    private final Set<Pump> pumps = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
 
-    private ProxyRelay(ServerSocketChannel server, InetSocketAddress proxy) {
-        this.server = server;
-        this.acceptor = Thread.ofPlatform().daemon().name("sallyport-sandbox-relay").start(() -> accept(proxy));
+    private ProxyRelay(int listener, InetSocketAddress proxy) {
+        this.listener = listener;
+        this.proxy = proxy;
     }
 
-    public static ProxyRelay start(Path socket, InetSocketAddress proxy) throws IOException {
-        ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-        server.bind(UnixDomainSocketAddress.of(socket));
-        return new ProxyRelay(server, proxy);
+    /** Takes ownership of {@code listener} and accepts on it until {@link #close()}. */
+    static ProxyRelay start(int listener, InetSocketAddress proxy) {
+        ProxyRelay relay = new ProxyRelay(listener, proxy);
+        Thread.ofPlatform().daemon().name("sallyport-sandbox-relay").start(relay::accept);
+        return relay;
     }
 
-    private void accept(InetSocketAddress proxy) {
-        while (server.isOpen()) {
-            SocketChannel inside;
+    private void accept() {
+        try {
+            acceptUntilClosed();
+        } finally {
+            // Closed here, by the only thread that uses it: a number closed elsewhere could be reused under it.
+            Sockets.close(listener);
+        }
+    }
+
+    private void acceptUntilClosed() {
+        while (!closed) {
+            int inside;
             try {
-                inside = server.accept();
+                inside = Sockets.accept(listener);
             } catch (IOException e) {
                 return;
             }
-            Thread.ofVirtual().name("sallyport-relay-dial").start(() -> {
+            Thread.ofPlatform().daemon().name("sallyport-relay-dial").stackSize(Pump.STACK).start(() -> {
+                SocketChannel upstream;
                 try {
-                    Pump.start(inside, SocketChannel.open(proxy));
+                    upstream = SocketChannel.open(proxy);
                 } catch (IOException e) {
-                    Pump.closeQuietly(inside);
+                    Sockets.close(inside);
+                    return;
                 }
+                Pump pump = new Pump(inside, upstream, pumps::remove);
+                pumps.add(pump);
+                if (closed) {
+                    pump.abort();
+                }
+                pump.start();
             });
         }
     }
 
     @Override
     public void close() {
-        Pump.closeQuietly(server);
-        acceptor.interrupt();
+        closed = true;
+        Sockets.shutdown(listener, Sockets.SHUT_RDWR);
+        pumps.forEach(Pump::abort);
     }
 }

@@ -7,8 +7,10 @@ import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
 import java.lang.foreign.ValueLayout;
+import java.io.IOException;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
+import java.util.Map;
 
 /**
  * Raw Linux system calls through libc's variadic {@code syscall(long nr, ...)} with {@code java.lang.foreign}: no
@@ -32,10 +34,51 @@ final class Syscalls {
         }
     }
 
+    static final int EPERM = 1;
+    static final int ENOENT = 2;
+    static final int EINTR = 4;
+    static final int ENOEXEC = 8;
+    static final int EAGAIN = 11;
+    static final int EACCES = 13;
+    static final int EFAULT = 14;
+    static final int ENOTDIR = 20;
+    static final int EINVAL = 22;
+    static final int ENOSYS = 38;
+    static final int ECONNREFUSED = 111;
+    private static final Map<Integer, String> ERRNO_NAMES = Map.ofEntries(Map.entry(1, "EPERM"),
+            Map.entry(2, "ENOENT"), Map.entry(3, "ESRCH"), Map.entry(4, "EINTR"), Map.entry(8, "ENOEXEC"),
+            Map.entry(9, "EBADF"), Map.entry(11, "EAGAIN"), Map.entry(13, "EACCES"), Map.entry(14, "EFAULT"),
+            Map.entry(20, "ENOTDIR"), Map.entry(22, "EINVAL"), Map.entry(36, "ENAMETOOLONG"), Map.entry(38, "ENOSYS"),
+            Map.entry(40, "ELOOP"), Map.entry(88, "ENOTSOCK"), Map.entry(93, "EPROTONOSUPPORT"),
+            Map.entry(95, "EOPNOTSUPP"), Map.entry(97, "EAFNOSUPPORT"), Map.entry(98, "EADDRINUSE"),
+            Map.entry(104, "ECONNRESET"), Map.entry(106, "EISCONN"), Map.entry(111, "ECONNREFUSED"),
+            Map.entry(115, "EINPROGRESS"));
+
     private final Arch arch;
 
     Syscalls(Arch arch) {
         this.arch = arch;
+    }
+
+    /** The calls of the architecture this JVM runs on. */
+    static Syscalls current() {
+        return Current.SYSCALLS;
+    }
+
+    private static final class Current {
+        static final Syscalls SYSCALLS = new Syscalls(Arch.current());
+    }
+
+    Arch arch() {
+        return arch;
+    }
+
+    /** The call's value, or an IOException naming {@code what} and the errno. */
+    static long check(Result r, String what) throws IOException {
+        if (r.failed()) {
+            throw new IOException(what + ": " + errnoName(r.errno()));
+        }
+        return r.value();
     }
 
     Result call(String name, long a, long b, long c, long d, long e) {
@@ -55,17 +98,6 @@ final class Syscalls {
 
     /** Human-readable errno for messages ({@code 13 (EACCES)}). */
     static String errnoName(int errno) {
-        String name = switch (errno) {
-            case 1 -> "EPERM";
-            case 2 -> "ENOENT";
-            case 9 -> "EBADF";
-            case 13 -> "EACCES";
-            case 14 -> "EFAULT";
-            case 22 -> "EINVAL";
-            case 38 -> "ENOSYS";
-            case 95 -> "EOPNOTSUPP";
-            default -> "errno";
-        };
-        return errno + " (" + name + ")";
+        return errno + " (" + ERRNO_NAMES.getOrDefault(errno, "errno") + ")";
     }
 }

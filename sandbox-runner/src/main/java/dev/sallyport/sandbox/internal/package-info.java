@@ -7,13 +7,15 @@
  * {@link dev.sallyport.sandbox.internal.AfterRunCheck}), {@link dev.sallyport.sandbox.internal.Cgroups} and
  * {@link dev.sallyport.sandbox.internal.LimitEnforcement} (memory and task limits),
  * {@link dev.sallyport.sandbox.internal.Launcher} (the shell that joins the cgroup and the inotify share before
- * bwrap),
- * {@link dev.sallyport.sandbox.internal.SeccompFilter} (the BPF program, assembled by
+ * bwrap), {@link dev.sallyport.sandbox.internal.SeccompFilter} (the BPF programs, assembled by
  * {@link dev.sallyport.sandbox.internal.Bpf}), {@link dev.sallyport.sandbox.internal.SandboxEnvironment},
- * {@link dev.sallyport.sandbox.internal.TrustFiles} and {@link dev.sallyport.sandbox.internal.ProxyRelay} (Unix
- * socket to the proxy). Inside: {@link dev.sallyport.sandbox.internal.Inside} (the entry point bwrap runs),
- * {@link dev.sallyport.sandbox.internal.Forwarder}, {@link dev.sallyport.sandbox.internal.Landlock} and
- * {@link dev.sallyport.sandbox.internal.ProcessRlimits} (through {@code java.lang.foreign}). {@link dev.sallyport.sandbox.internal.Launch} carries the plan from one side to
- * the other.
+ * {@link dev.sallyport.sandbox.internal.TrustFiles}, and {@link dev.sallyport.sandbox.internal.HostLink}: where the
+ * setup hands over the sandbox's listening socket, which {@link dev.sallyport.sandbox.internal.ProxyRelay} relays
+ * to the proxy, and its seccomp listener, on which {@link dev.sallyport.sandbox.internal.ConnectSupervisor}
+ * answers every connect of the command. Inside: {@link dev.sallyport.sandbox.internal.Inside} (the entry point
+ * bwrap runs, gone once the command runs: {@link dev.sallyport.sandbox.internal.Exec}),
+ * {@link dev.sallyport.sandbox.internal.Landlock} and {@link dev.sallyport.sandbox.internal.ProcessRlimits}. System
+ * calls go through {@link dev.sallyport.sandbox.internal.Syscalls} ({@code java.lang.foreign}, no JNI).
+ * {@link dev.sallyport.sandbox.internal.Launch} carries the plan from one side to the other.
  */
 package dev.sallyport.sandbox.internal;

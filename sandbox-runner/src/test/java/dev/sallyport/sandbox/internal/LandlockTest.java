@@ -64,6 +64,9 @@ class LandlockTest {
         assertThat(Landlock.fsMask(3) & Landlock.TRUNCATE).isNotZero();
         assertThat(Landlock.fsMask(4) & Landlock.IOCTL_DEV).isZero();
         assertThat(Landlock.fsMask(5) & Landlock.IOCTL_DEV).isNotZero();
+        assertThat(Landlock.fsMask(8) & Landlock.RESOLVE_UNIX).isZero();
+        assertThat(Landlock.fsMask(9) & Landlock.RESOLVE_UNIX).as("handled from ABI 9").isNotZero();
+        assertThat((Landlock.READ_WRITE | Landlock.DEVICES) & Landlock.RESOLVE_UNIX).as("granted nowhere").isZero();
     }
 
     private static String tryWrite(Path p) {

@@ -152,6 +152,40 @@ class SeccompFilterTest {
         return args;
     }
 
+    @ParameterizedTest
+    @EnumSource(Arch.class)
+    void netlinkOnlyForSockDiagWhichTheCommandsOwnProgramRefuses(Arch arch) {
+        int socket = arch.nr("socket");
+        int a = arch.auditArch();
+        byte[] base = SeccompFilter.build(arch);
+        assertThat(evaluate(base, a, socket, 16, 3, 4)).as("setup's NETLINK_SOCK_DIAG").isEqualTo(ALLOW);
+        assertThat(evaluate(base, a, socket, 16, 3 | 0x80000, 4)).isEqualTo(ALLOW);
+        for (long protocol : new long[] {0 /* route */, 9 /* audit */, 15 /* kobject uevent */, 16 /* generic */}) {
+            assertThat(evaluate(base, a, socket, 16, 3, protocol)).as("netlink %d", protocol).isEqualTo(EPERM);
+        }
+        for (boolean supervised : new boolean[] {true, false}) {
+            byte[] command = SeccompFilter.workload(arch, supervised);
+            assertThat(evaluate(command, a, socket, 16, 3, 4)).isEqualTo(EPERM);
+            assertThat(evaluate(command, a, socket, 1, 1)).isEqualTo(ALLOW);
+            assertThat(evaluate(command, a, socket, 2, 1)).isEqualTo(ALLOW);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Arch.class)
+    void theCommandsProgramHandsEveryConnectToTheHostWhenSupervised(Arch arch) {
+        int a = arch.auditArch();
+        byte[] supervised = SeccompFilter.workload(arch, true);
+        byte[] plain = SeccompFilter.workload(arch, false);
+        assertThat(evaluate(supervised, a, arch.nr("connect"), 3, 0x1000, 110)).isEqualTo(SeccompFilter.RET_USER_NOTIF);
+        assertThat(evaluate(plain, a, arch.nr("connect"), 3, 0x1000, 110)).isEqualTo(ALLOW);
+        for (String name : new String[] {"sendto", "sendmsg", "bind", "accept4", "read", "execve"}) {
+            assertThat(evaluate(supervised, a, arch.nr(name))).as(name).isEqualTo(ALLOW);
+        }
+        int other = arch == Arch.X86_64 ? AUDIT_ARCH_I386 : AUDIT_ARCH_ARM;
+        assertThat(evaluate(supervised, other, 1)).isEqualTo(KILL);
+    }
+
     @Test
     void otherArchitecturesAndX32AreKilled() {
         byte[] p = SeccompFilter.build(Arch.X86_64);

@@ -1,0 +1,177 @@
+package dev.sallyport.sandbox.internal;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The host end of the sandbox, reached once: a unix socket in the runtime folder (bind-mounted inside) where
+ * {@link Inside} hands over the sandbox's listening socket, and, when supervised, a sock_diag socket of the
+ * sandbox's network namespace and its seccomp listener. The host checks what it got (a process of this sandbox
+ * sent it; a listening TCP socket on the inside port; a netlink sock_diag socket; a seccomp listener), starts
+ * the {@link ProxyRelay} on the listener and the {@link ConnectSupervisor} on the other two, answers the
+ * go-ahead, and removes the socket file: after that no pathname socket of the host is left in the sandbox.
+ */
+public final class HostLink implements AutoCloseable {
+    static final String LISTENER_ONLY = "sallyport-link/1 listener";
+    static final String SUPERVISED = "sallyport-link/1 listener sock-diag seccomp";
+    static final byte GO_AHEAD = 'K';
+    private static final Logger LOGGER = LoggerFactory.getLogger(HostLink.class);
+
+    /** What the supervisor enforces besides "sockets the sandbox created". */
+    public record Rules(int insidePort, boolean tcpOnlyToInsidePort, int workloadUid, int workloadGid) {}
+
+    private final Path socket;
+    private final int server;
+    private volatile boolean closed;
+    private volatile ProxyRelay relay;
+    private volatile ConnectSupervisor supervisor;
+    private Thread thread;
+
+    private HostLink(Path socket, int server) {
+        this.socket = socket;
+        this.server = server;
+    }
+
+    /** True when this kernel lets the host supervise the command's connects ({@link ConnectSupervisor}). */
+    public static boolean canSupervise() {
+        return ConnectSupervisor.available();
+    }
+
+    /** Binds the unix socket at {@code socket} (inside the runtime folder). */
+    public static HostLink listen(Path socket) throws IOException {
+        return new HostLink(socket, Sockets.unixListener(socket.toString()));
+    }
+
+    /**
+     * Waits, on a thread of its own, for the one connection from {@code sandbox} (the bwrap process); runs
+     * {@code mountsDone} when it arrives (bwrap has built every mount by then).
+     */
+    public synchronized void start(ProcessHandle sandbox, InetSocketAddress proxy, Rules rules, Runnable mountsDone) {
+        if (thread != null) {
+            throw new IllegalStateException("sandbox link: started twice or already closed (expected: one start)");
+        }
+        thread = Thread.ofPlatform().daemon().name("sallyport-sandbox-link").start(() -> accept(sandbox, proxy, rules, mountsDone));
+    }
+
+    private void accept(ProcessHandle sandbox, InetSocketAddress proxy, Rules rules, Runnable mountsDone) {
+        int conn = -1;
+        FdPassing.Message message = null;
+        try {
+            conn = Sockets.accept(server);
+            mountsDone.run();       // bwrap ran the setup: the sandbox's mounts are all made
+            Sockets.Peer peer = Sockets.peer(conn);
+            if (!descendsFrom(peer.pid(), sandbox)) {
+                throw new IOException("pid " + peer.pid() + " is not a process of this sandbox");
+            }
+            message = FdPassing.receive(conn, 128, 3);
+            take(message, proxy, rules);
+            message = null;
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment go = arena.allocate(1);
+                go.set(ValueLayout.JAVA_BYTE, 0, GO_AHEAD);
+                Sockets.writeFully(conn, go, 1);
+            }
+        } catch (IOException | RuntimeException e) {
+            if (!closed) {
+                LOGGER.warn("sandbox: the setup's hand-over was refused: {} (expected: the listening socket from "
+                        + "this sandbox's setup)", e.getMessage());
+            }
+            if (message != null) {
+                Arrays.stream(message.fds()).forEach(Sockets::close);
+            }
+        } finally {
+            Sockets.close(conn);
+            stopListening();
+            Sockets.close(server);
+        }
+    }
+
+    private void take(FdPassing.Message message, InetSocketAddress proxy, Rules rules) throws IOException {
+        String what = new String(message.payload(), StandardCharsets.US_ASCII);
+        int[] fds = message.fds();
+        int expected = what.equals(SUPERVISED) ? 3 : what.equals(LISTENER_ONLY) ? 1 : -1;
+        if (fds.length != expected) {
+            throw new IOException("'" + what + "' with " + fds.length + " descriptors (expected: '" + LISTENER_ONLY
+                    + "' with 1 or '" + SUPERVISED + "' with 3)");
+        }
+        int listener = fds[0];
+        if (Sockets.intOption(listener, Sockets.SOL_SOCKET, Sockets.SO_DOMAIN) != Sockets.AF_INET
+                || Sockets.intOption(listener, Sockets.SOL_SOCKET, Sockets.SO_ACCEPTCONN) != 1
+                || Sockets.localPort(listener) != rules.insidePort()) {
+            throw new IOException("descriptor 1 is not a TCP socket listening on port " + rules.insidePort());
+        }
+        if (expected == 3) {
+            if (Sockets.intOption(fds[1], Sockets.SOL_SOCKET, Sockets.SO_DOMAIN) != Sockets.AF_NETLINK
+                    || Sockets.intOption(fds[1], Sockets.SOL_SOCKET, Sockets.SO_PROTOCOL) != Sockets.NETLINK_SOCK_DIAG) {
+                throw new IOException("descriptor 2 is not a NETLINK_SOCK_DIAG socket");
+            }
+            String kind = Files.readSymbolicLink(Path.of("/proc/self/fd/" + fds[2])).toString();
+            if (!kind.equals("anon_inode:seccomp notify")) {
+                throw new IOException("descriptor 3 is " + kind + ", not a seccomp listener");
+            }
+        }
+        relay = ProxyRelay.start(listener, proxy);
+        if (expected == 3) {
+            supervisor = ConnectSupervisor.start(fds[2], new UnixPeers(fds[1]), rules);
+        }
+    }
+
+    private static boolean descendsFrom(int pid, ProcessHandle ancestor) {
+        Optional<ProcessHandle> p = ProcessHandle.of(pid);
+        for (int depth = 0; depth < 8 && p.isPresent(); depth++) {
+            if (p.get().pid() == ancestor.pid()) {
+                return true;
+            }
+            p = p.get().parent();
+        }
+        return false;
+    }
+
+    private void stopListening() {
+        Sockets.shutdown(server, Sockets.SHUT_RDWR);
+        try {
+            Files.deleteIfExists(socket);
+        } catch (IOException e) {
+            // the runtime folder is removed at close anyway
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        stopListening();
+        Thread t;
+        synchronized (this) {
+            t = thread;
+            if (t == null) {
+                thread = Thread.currentThread();
+                Sockets.close(server);
+            }
+        }
+        if (t != null && t != Thread.currentThread()) {
+            try {
+                t.join(5_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        ConnectSupervisor s = supervisor;
+        if (s != null) {
+            s.close();
+        }
+        ProxyRelay r = relay;
+        if (r != null) {
+            r.close();
+        }
+    }
+}

@@ -1,0 +1,191 @@
+package dev.sallyport.sandbox.internal;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Sockets as raw file descriptors, through {@link Syscalls}: what the JDK's channels cannot do (hand a socket to
+ * another process, accept on a socket another process created, connect a socket that belongs to the sandbox).
+ * Every socket is created close-on-exec. Numbers are Linux's, the same on x86_64 and aarch64.
+ */
+final class Sockets {
+    static final int AF_UNIX = 1;
+    static final int AF_INET = 2;
+    static final int AF_INET6 = 10;
+    static final int AF_NETLINK = 16;
+    static final int SOCK_STREAM = 1;
+    static final int SOCK_RAW = 3;
+    static final int SOCK_CLOEXEC = 0x80000;
+    static final int NETLINK_SOCK_DIAG = 4;
+    static final int SOL_SOCKET = 1;
+    static final int SO_TYPE = 3;
+    static final int SO_PEERCRED = 17;
+    static final int SO_ACCEPTCONN = 30;
+    static final int SO_PROTOCOL = 38;
+    static final int SO_DOMAIN = 39;
+    static final int SHUT_RDWR = 2;
+    static final int SHUT_WR = 1;
+    /** {@code sizeof(struct sockaddr_un)}: family plus 108 bytes of path. */
+    static final int SOCKADDR_UN_SIZE = 110;
+
+    /** The credentials of a unix socket's peer, as the kernel recorded them. */
+    record Peer(int pid, int uid, int gid) {}
+
+    private static final Syscalls SYS = Syscalls.current();
+
+    private Sockets() {
+    }
+
+    /** A TCP socket listening on {@code 127.0.0.1:port} of the caller's network namespace. */
+    static int tcpListener(int port, int backlog) throws IOException {
+        int fd = (int) Syscalls.check(SYS.call("socket", AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket(AF_INET)");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment addr = arena.allocate(16, 4);
+            addr.set(ValueLayout.JAVA_SHORT, 0, (short) AF_INET);
+            addr.set(ValueLayout.JAVA_SHORT.withOrder(ByteOrder.BIG_ENDIAN), 2, (short) port);
+            addr.set(ValueLayout.JAVA_INT.withOrder(ByteOrder.BIG_ENDIAN), 4, 0x7f000001);
+            Syscalls.check(SYS.call("bind", fd, addr.address(), 16), "bind 127.0.0.1:" + port);
+            Syscalls.check(SYS.call("listen", fd, backlog, 0), "listen 127.0.0.1:" + port);
+            return fd;
+        } catch (IOException e) {
+            close(fd);
+            throw e;
+        }
+    }
+
+    /** A NETLINK_SOCK_DIAG socket: it asks about the sockets of the network namespace it was created in. */
+    static int sockDiag() throws IOException {
+        return (int) Syscalls.check(SYS.call("socket", AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG),
+                "socket(AF_NETLINK, NETLINK_SOCK_DIAG)");
+    }
+
+    /** A stream socket connected to the unix socket at {@code path}. */
+    static int unixConnect(String path) throws IOException {
+        int fd = (int) Syscalls.check(SYS.call("socket", AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket(AF_UNIX)");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment addr = unixAddress(arena, path);
+            Syscalls.check(SYS.call("connect", fd, addr.address(), addr.byteSize()), "connect " + path);
+            return fd;
+        } catch (IOException e) {
+            close(fd);
+            throw e;
+        }
+    }
+
+    /** A stream socket listening at {@code path} (the file must not exist). */
+    static int unixListener(String path) throws IOException {
+        int fd = (int) Syscalls.check(SYS.call("socket", AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket(AF_UNIX)");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment addr = unixAddress(arena, path);
+            Syscalls.check(SYS.call("bind", fd, addr.address(), addr.byteSize()), "bind " + path);
+            Syscalls.check(SYS.call("listen", fd, 1, 0), "listen " + path);
+            return fd;
+        } catch (IOException e) {
+            close(fd);
+            throw e;
+        }
+    }
+
+    /** {@code struct sockaddr_un} for a path, sized to the path and its terminating NUL. */
+    static MemorySegment unixAddress(Arena arena, String path) throws IOException {
+        byte[] bytes = path.getBytes(StandardCharsets.UTF_8);
+        if (bytes.length >= SOCKADDR_UN_SIZE - 2) {
+            throw new IOException("unix socket path " + path + ": " + bytes.length + " bytes (expected: < 108)");
+        }
+        MemorySegment addr = arena.allocate(2 + bytes.length + 1, 2);
+        addr.set(ValueLayout.JAVA_SHORT, 0, (short) AF_UNIX);
+        MemorySegment.copy(bytes, 0, addr, ValueLayout.JAVA_BYTE, 2, bytes.length);
+        return addr;
+    }
+
+    /** Waits for and returns the next connection (close-on-exec). */
+    static int accept(int listener) throws IOException {
+        while (true) {
+            Syscalls.Result r = SYS.call("accept4", listener, 0, 0, SOCK_CLOEXEC, 0);
+            if (!r.failed()) {
+                return (int) r.value();
+            }
+            if (r.errno() != Syscalls.EINTR) {
+                throw new IOException("accept: " + Syscalls.errnoName(r.errno()));
+            }
+        }
+    }
+
+    static int intOption(int fd, int level, int option) throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment value = arena.allocate(4, 4);
+            MemorySegment length = arena.allocate(4, 4);
+            length.set(ValueLayout.JAVA_INT, 0, 4);
+            Syscalls.check(SYS.call("getsockopt", fd, level, option, value.address(), length.address()),
+                    "getsockopt " + option);
+            return value.get(ValueLayout.JAVA_INT, 0);
+        }
+    }
+
+    /** The peer of a connected unix socket. */
+    static Peer peer(int fd) throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cred = arena.allocate(12, 4);
+            MemorySegment length = arena.allocate(4, 4);
+            length.set(ValueLayout.JAVA_INT, 0, 12);
+            Syscalls.check(SYS.call("getsockopt", fd, SOL_SOCKET, SO_PEERCRED, cred.address(), length.address()),
+                    "getsockopt SO_PEERCRED");
+            return new Peer(cred.get(ValueLayout.JAVA_INT, 0), cred.get(ValueLayout.JAVA_INT, 4),
+                    cred.get(ValueLayout.JAVA_INT, 8));
+        }
+    }
+
+    /** The port an INET socket is bound to. */
+    static int localPort(int fd) throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment addr = arena.allocate(128, 8);
+            MemorySegment length = arena.allocate(4, 4);
+            length.set(ValueLayout.JAVA_INT, 0, 128);
+            Syscalls.check(SYS.call("getsockname", fd, addr.address(), length.address()), "getsockname");
+            return Short.toUnsignedInt(addr.get(ValueLayout.JAVA_SHORT.withOrder(ByteOrder.BIG_ENDIAN), 2));
+        }
+    }
+
+    /** Reads up to {@code max} bytes into {@code buffer}; 0 at end of stream. */
+    static int read(int fd, MemorySegment buffer, int max) throws IOException {
+        while (true) {
+            Syscalls.Result r = SYS.call("read", fd, buffer.address(), max);
+            if (!r.failed()) {
+                return (int) r.value();
+            }
+            if (r.errno() != Syscalls.EINTR) {
+                throw new IOException("read: " + Syscalls.errnoName(r.errno()));
+            }
+        }
+    }
+
+    /** Writes all {@code length} bytes. */
+    static void writeFully(int fd, MemorySegment buffer, int length) throws IOException {
+        long done = 0;
+        while (done < length) {
+            Syscalls.Result r = SYS.call("write", fd, buffer.address() + done, length - done);
+            if (r.failed()) {
+                if (r.errno() == Syscalls.EINTR) {
+                    continue;
+                }
+                throw new IOException("write: " + Syscalls.errnoName(r.errno()));
+            }
+            done += r.value();
+        }
+    }
+
+    /** {@code shutdown(2)}: wakes a thread blocked reading or accepting on the socket, unlike close. */
+    static void shutdown(int fd, int how) {
+        SYS.call("shutdown", fd, how, 0);
+    }
+
+    static void close(int fd) {
+        if (fd >= 0) {
+            SYS.call("close", fd, 0, 0);
+        }
+    }
+}
