@@ -79,6 +79,8 @@ public final class ProcessSandbox {
             root = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), "sallyport-sandbox-",
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             Path mounted = Files.createDirectory(root.resolve("run"));
+            Files.createDirectory(mounted.resolve(BwrapCommand.EMPTY_DIR));
+            Files.createFile(mounted.resolve(BwrapCommand.EMPTY_FILE));
             List<String> excludes = plan.gitExcludes();
             if (!excludes.isEmpty()) {
                 Files.write(mounted.resolve(BwrapCommand.GIT_IGNORE), excludes);

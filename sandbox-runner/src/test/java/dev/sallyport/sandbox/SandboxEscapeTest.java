@@ -22,8 +22,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Escapes found by attacking the sandbox from inside, each tried again: the setup JVM as a pivot (also as older
- * kernels build the sandbox), and host services' unix sockets that lie in the workspace (created during the run,
- * reached through links and relative paths, and raced).
+ * kernels build the sandbox), kernel settings under {@code /proc}, and host services' unix sockets that lie in the
+ * workspace (created during the run, reached through links and relative paths, and raced).
  */
 @Timeout(180)
 class SandboxEscapeTest {
@@ -115,6 +115,52 @@ class SandboxEscapeTest {
             Fixture.Run r = session.finish();
             assertThat(r.out()).as(r.err()).contains("jvms 0").doesNotContain("ATTACHED");
             assertThat(r.exit()).isZero();
+        }
+    }
+
+    /**
+     * {@code /proc/sys} and friends are read-only mounts and the kernel-internals files are empty, whatever
+     * Landlock offers: a root runner's command opened {@code core_pattern} for writing (a {@code |program} there
+     * runs as host root at the next crash). Files are only opened for writing, never written.
+     */
+    @ParameterizedTest(name = "landlock ABI at most {0}")
+    @ValueSource(ints = {Integer.MAX_VALUE, 0})
+    void kernelSettingsAreReadOnlyAndKernelInternalsHidden(int abiCap) throws Exception {
+        f.script("proc.py", """
+                import os
+                for path in ["/proc/sys/kernel/core_pattern", "/proc/sys/kernel/panic", "/proc/sys/vm/drop_caches",
+                             "/proc/sys/kernel/randomize_va_space", "/proc/sysrq-trigger", "/proc/sys/fs/suid_dumpable"]:
+                    if not os.path.exists(path):
+                        continue
+                    try:
+                        os.close(os.open(path, os.O_WRONLY))
+                        print("WRITABLE", path)
+                    except OSError as e:
+                        print("read-only", path, e.errno)
+                ro = {}
+                for line in open("/proc/self/mountinfo"):
+                    fields = line.split()
+                    ro[fields[4]] = "ro" in fields[5].split(",")
+                for mount in ["/proc/sys", "/proc/irq", "/proc/bus", "/proc/fs"]:
+                    print("mount", mount, "ro" if ro.get(mount) else "WRITABLE")
+                for path in ["/proc/keys", "/proc/timer_list", "/proc/kallsyms", "/proc/slabinfo", "/proc/vmallocinfo",
+                             "/proc/kpageflags", "/proc/sched_debug", "/proc/interrupts", "/proc/kcore"]:
+                    if os.path.exists(path):
+                        try:
+                            n = len(open(path, "rb").read(4096))
+                        except OSError as e:
+                            n = -e.errno
+                        print("content", path, "EXPOSED" if n > 0 else "hidden")
+                print("acpi entries", len(os.listdir("/proc/acpi")) if os.path.isdir("/proc/acpi") else 0)
+                print("hostname", open("/proc/sys/kernel/hostname").read().strip())
+                """);
+        try (SandboxSession session = new SandboxSession(ProcessSandbox.start(f.spec("python3 proc.py").build(),
+                Stdio.pipes(), abiCap))) {
+            Fixture.Run r = session.finish();
+            assertThat(r.out()).as(r.err()).contains("read-only /proc/sys/kernel/core_pattern",
+                    "mount /proc/sys ro", "content /proc/keys hidden", "content /proc/timer_list hidden",
+                    "content /proc/kallsyms hidden", "acpi entries 0", "hostname sallyport-sandbox")
+                    .doesNotContain("WRITABLE").doesNotContain("EXPOSED");
         }
     }
 

@@ -12,15 +12,19 @@ import java.util.Optional;
 
 /**
  * Builds bwrap's argument list: the namespaces and process flags, then the mounts in an order where later
- * mounts win (system folders read-only, private {@code /tmp}, hidden home, grants, the workspace, the folders pinned
- * inside it and the protected paths, the sandbox's own read-only files), then the seccomp fd and the
- * {@link Inside} JVM.
+ * mounts win (system folders read-only, {@code /proc} with {@link ProcMasks}, private {@code /tmp}, hidden home,
+ * grants, the workspace, the folders pinned inside it and the protected paths, the sandbox's own read-only files),
+ * then the seccomp fd and the {@link Inside} JVM.
  */
 public final class BwrapCommand {
     /** Where the runtime folder (socket, launch file, trust files) appears inside. */
     public static final String RUN_DIR = "/run/sallyport";
     /** Where this module's classes appear inside. */
     public static final String CLASSES_DIR = "/run/sallyport-classes";
+    /** An empty file in the runtime folder: what masks a file (a /proc entry), read-only. */
+    public static final String EMPTY_FILE = "empty-file";
+    /** An empty folder in the runtime folder: what masks a folder (a /proc entry), read-only. */
+    public static final String EMPTY_DIR = "empty";
     /** The runtime file with the git exclude lines for the masks (absent when there are none). */
     public static final String GIT_IGNORE = "git-ignore";
     /** The fd number bwrap reads the seccomp program from. */
@@ -51,7 +55,8 @@ public final class BwrapCommand {
 
     /**
      * @param runtime host folder mounted read-only at {@link #RUN_DIR} (holds {@code host.sock}, {@code launch},
-     *                trust files, {@code resolv.conf}, {@code hosts}, {@link #GIT_IGNORE})
+     *                trust files, {@code resolv.conf}, {@code hosts}, {@link #GIT_IGNORE}, {@link #EMPTY_FILE},
+     *                {@link #EMPTY_DIR})
      * @param classes this module's classes (folder or jar) for the {@link Inside} JVM
      * @param keepIds the runner's uid and gid when bwrap runs in the launcher's user namespace, else empty
      */
@@ -70,8 +75,10 @@ public final class BwrapCommand {
         c.systemFolders();
         c.add("--ro-bind", runtime.resolve("resolv.conf").toString(), "/etc/resolv.conf");
         c.add("--ro-bind", runtime.resolve("hosts").toString(), "/etc/hosts");
+        c.add("--proc", "/proc");
+        c.args.addAll(ProcMasks.args(Path.of("/proc"), runtime.resolve(EMPTY_FILE), runtime.resolve(EMPTY_DIR)));
         // /dev is bwrap's own tmpfs: read-only (its device nodes stay usable); every writable tmpfs has a size
-        c.add("--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev");
+        c.add("--dev", "/dev", "--remount-ro", "/dev");
         long size = spec.limits().tmpfsBytes();
         c.tmpfs("/dev/shm", size);
         c.tmpfs("/tmp", size);
