@@ -3,6 +3,7 @@ package dev.sallyport.sandbox;
 import dev.sallyport.sandbox.internal.BwrapCommand;
 import dev.sallyport.sandbox.internal.Cgroups;
 import dev.sallyport.sandbox.internal.HostLink;
+import dev.sallyport.sandbox.internal.HostSockets;
 import dev.sallyport.sandbox.internal.Inside;
 import dev.sallyport.sandbox.internal.Launch;
 import dev.sallyport.sandbox.internal.Launcher;
@@ -144,7 +145,10 @@ public final class ProcessSandbox {
         Optional<BwrapCommand.Ids> ids = layer ? Optional.of(new BwrapCommand.Ids(
                 (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid"),
                 (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:gid"))) : Optional.empty();
-        List<String> command = BwrapCommand.build(bwrap, spec, plan, mounted, classes(), javaHome, ids);
+        List<Path> grants = new ArrayList<>(spec.readOnly());
+        grants.addAll(spec.readWrite());
+        List<String> command = BwrapCommand.build(bwrap, spec, plan, new BwrapCommand.Layout(mounted, classes(),
+                javaHome, ids, HostSockets.cover(plan, grants)));
         if (layer) {
             command = Launcher.withInotifyShare(spec.limits().inotifyInstances(), spec.limits().inotifyWatches(), command);
         } else {

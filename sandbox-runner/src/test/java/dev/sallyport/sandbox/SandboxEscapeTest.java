@@ -11,6 +11,7 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -23,7 +24,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * Escapes found by attacking the sandbox from inside, each tried again: the setup JVM as a pivot (also as older
  * kernels build the sandbox), kernel settings under {@code /proc}, and host services' unix sockets that lie in the
- * workspace (created during the run, reached through links and relative paths, and raced).
+ * workspace (there at the start, created during the run, reached through links and relative paths, and raced).
  */
 @Timeout(180)
 class SandboxEscapeTest {
@@ -196,6 +197,44 @@ class SandboxEscapeTest {
                 except OSError as e:
                     print(name, "blocked", e.errno)
             """;
+
+    /**
+     * A host daemon's socket in the workspace (git's fsmonitor daemon in {@code .git}, a database, an ssh
+     * ControlPath) that is there when the sandbox starts is covered by an empty file: no connect, no datagram.
+     */
+    @Test
+    void aHostSocketInTheWorkspaceAtTheStartIsCovered() throws Exception {
+        Path ws = f.workspace;
+        f.script("sockets.py", SOCKETS + """
+                attempt("early", "early.sock")
+                attempt("early-absolute", ws + "/early.sock")
+                datagram("early-datagram", "early-datagram.sock")
+                """);
+        // A host datagram service: prints what it got once the test's "end" arrives (datagrams keep their order).
+        Path datagramSocket = ws.resolve("early-datagram.sock");
+        Process datagrams = new ProcessBuilder("python3", "-c", """
+                import socket, sys
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+                s.bind(sys.argv[1])
+                print("ready", flush=True)
+                while (data := s.recv(64)) != b"end":
+                    print("GOT", data, flush=True)
+                """, datagramSocket.toString()).redirectErrorStream(true).start();
+        try (HostDaemon early = new HostDaemon(ws.resolve("early.sock"))) {
+            assertThat(datagrams.inputReader().readLine()).isEqualTo("ready");
+            Fixture.Run r = f.run("python3 sockets.py");
+            assertThat(r.out()).as(r.err()).contains("early blocked 111", "early-absolute blocked 111",
+                    "early-datagram blocked 111").doesNotContain("host-daemon").doesNotContain("SENT");
+            assertThat(early.accepted).hasValue(0);
+        } finally {
+            Process end = new ProcessBuilder("python3", "-c", "import socket, sys; socket.socket(socket.AF_UNIX, "
+                    + "socket.SOCK_DGRAM).sendto(b'end', sys.argv[1])", datagramSocket.toString()).start();
+            assertThat(end.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(datagrams.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(new String(datagrams.getInputStream().readAllBytes(), StandardCharsets.UTF_8))
+                    .doesNotContain("GOT");
+        }
+    }
 
     /**
      * A host daemon's socket that appears in the workspace during the run, reached by its path, an absolute or

@@ -13,15 +13,15 @@ import java.util.Optional;
 /**
  * Builds bwrap's argument list: the namespaces and process flags, then the mounts in an order where later
  * mounts win (system folders read-only, {@code /proc} with {@link ProcMasks}, private {@code /tmp}, hidden home,
- * grants, the workspace, the folders pinned inside it and the protected paths, the sandbox's own read-only files),
- * then the seccomp fd and the {@link Inside} JVM.
+ * grants, the workspace, the folders pinned inside it and the protected paths, the host sockets found in the
+ * workspace and the grants, the sandbox's own read-only files), then the seccomp fd and the {@link Inside} JVM.
  */
 public final class BwrapCommand {
     /** Where the runtime folder (socket, launch file, trust files) appears inside. */
     public static final String RUN_DIR = "/run/sallyport";
     /** Where this module's classes appear inside. */
     public static final String CLASSES_DIR = "/run/sallyport-classes";
-    /** An empty file in the runtime folder: what masks a file (a /proc entry), read-only. */
+    /** An empty file in the runtime folder: what masks a file (a /proc entry, a host socket), read-only. */
     public static final String EMPTY_FILE = "empty-file";
     /** An empty folder in the runtime folder: what masks a folder (a /proc entry), read-only. */
     public static final String EMPTY_DIR = "empty";
@@ -54,14 +54,28 @@ public final class BwrapCommand {
     }
 
     /**
-     * @param runtime host folder mounted read-only at {@link #RUN_DIR} (holds {@code host.sock}, {@code launch},
-     *                trust files, {@code resolv.conf}, {@code hosts}, {@link #GIT_IGNORE}, {@link #EMPTY_FILE},
-     *                {@link #EMPTY_DIR})
-     * @param classes this module's classes (folder or jar) for the {@link Inside} JVM
-     * @param keepIds the runner's uid and gid when bwrap runs in the launcher's user namespace, else empty
+     * Where things come from on the host.
+     *
+     * @param runtime     host folder mounted read-only at {@link #RUN_DIR} (holds {@code host.sock}, {@code launch},
+     *                    trust files, {@code resolv.conf}, {@code hosts}, {@link #GIT_IGNORE}, {@link #EMPTY_FILE},
+     *                    {@link #EMPTY_DIR})
+     * @param classes     this module's classes (folder or jar) for the {@link Inside} JVM
+     * @param javaHome    the JDK the {@link Inside} JVM runs on
+     * @param keepIds     the uid and gid the command keeps when bwrap runs in the launcher's user namespace, else empty
+     * @param hostSockets socket files of host services in the workspace or grants, each covered by an empty file
      */
-    public static List<String> build(Bubblewrap bwrap, SandboxSpec spec, ProtectedPaths.Plan plan, Path runtime,
-                                     Path classes, Path javaHome, Optional<Ids> keepIds) throws SandboxException {
+    public record Layout(Path runtime, Path classes, Path javaHome, Optional<Ids> keepIds, List<Path> hostSockets) {
+        public Layout {
+            hostSockets = List.copyOf(hostSockets);
+        }
+    }
+
+    public static List<String> build(Bubblewrap bwrap, SandboxSpec spec, ProtectedPaths.Plan plan, Layout layout)
+            throws SandboxException {
+        Path runtime = layout.runtime();
+        Path classes = layout.classes();
+        Path javaHome = layout.javaHome();
+        Optional<Ids> keepIds = layout.keepIds();
         BwrapCommand c = new BwrapCommand(bwrap);
         c.add(bwrap.path().toString());
         c.add("--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
@@ -101,6 +115,10 @@ public final class BwrapCommand {
             // git inside ignores the masks instead of offering to commit them (~/.config/git/ignore)
             c.add("--ro-bind", runtime.resolve(GIT_IGNORE).toString(),
                     spec.hostHome().resolve(".config/git/ignore").toString());
+        }
+        // Host services' sockets that lie in the workspace or a grant: an empty file over each (HostSockets).
+        for (Path socket : layout.hostSockets()) {
+            c.add("--ro-bind", runtime.resolve(EMPTY_FILE).toString(), socket.toString());
         }
         c.add("--ro-bind", runtime.toString(), RUN_DIR);
         c.add("--ro-bind", classes.toString(), Files.isDirectory(classes) ? CLASSES_DIR

@@ -135,7 +135,8 @@ public final class ProtectedPaths {
      * <p>{@code pinned}: folders bound writable onto themselves so they cannot be renamed (the writable
      * {@code .git}, the folders above protected entries), shallowest first; {@code readOnly}: entries bound
      * read-only onto themselves; {@code created}: folders made on the host to hold masks; {@code known}: the file
-     * keys of everything bound at the start.
+     * keys of everything bound at the start; {@code sockets}: the socket files the walk found outside
+     * {@code node_modules}, which {@link HostSockets} covers.
      */
     public static final class Plan {
         final Path workspace;
@@ -144,15 +145,17 @@ public final class ProtectedPaths {
         final List<Entry> readOnly;
         final List<Path> created;
         final Set<FileKey> known;
+        final List<Path> sockets;
 
         Plan(Path workspace, boolean gitWritable, List<Path> pinned, List<Entry> readOnly, List<Path> created,
-             Set<FileKey> known) {
+             Set<FileKey> known, List<Path> sockets) {
             this.workspace = workspace;
             this.gitWritable = gitWritable;
             this.pinned = List.copyOf(pinned);
             this.readOnly = List.copyOf(readOnly);
             this.created = List.copyOf(created);
             this.known = Set.copyOf(known);
+            this.sockets = List.copyOf(sockets);
         }
 
         /** Exclude lines for the file masks at the root, so a git inside does not offer to commit them. */
@@ -205,8 +208,13 @@ public final class ProtectedPaths {
         Set<Path> pinned = new TreeSet<>(Comparator.comparingInt(Path::getNameCount).thenComparing(Path::compareTo));
         Set<FileKey> known = new HashSet<>();
         List<Entry> readOnly = new ArrayList<>();
+        List<Path> sockets = new ArrayList<>();
         for (Found f : scan.found()) {
             if (f.inNodeModules() || (writableGit && f.path().equals(git))) {
+                continue;
+            }
+            if (f.isSocket() && f.name() == null) {
+                sockets.add(f.path());      // covered by BwrapCommand, not a protected entry
                 continue;
             }
             if (f.name() != null && f.isLink()) {
@@ -242,14 +250,14 @@ public final class ProtectedPaths {
                 }
             }
         } catch (IOException | SandboxException e) {
-            removeMasks(new Plan(workspace, gitWritable, List.copyOf(pinned), readOnly, created, known));
+            removeMasks(new Plan(workspace, gitWritable, List.copyOf(pinned), readOnly, created, known, sockets));
             if (e instanceof SandboxException se) {
                 throw se;
             }
             throw new SandboxException("workspace: cannot create the mask for a protected path: " + e.getMessage()
                     + " (expected: a writable workspace)", e);
         }
-        return new Plan(workspace, gitWritable, List.copyOf(pinned), readOnly, created, known);
+        return new Plan(workspace, gitWritable, List.copyOf(pinned), readOnly, created, known, sockets);
     }
 
     private static void mask(Path workspace, Name name, String relative, List<Entry> readOnly, List<Path> created,

@@ -16,7 +16,8 @@ import java.util.Set;
 
 /**
  * One walk of the workspace that finds what the host may obey later: entries with a protected name
- * ({@link ProtectedPaths#NAMES}) and regular files with the set-user-ID or set-group-ID bit. One {@code lstat} per
+ * ({@link ProtectedPaths#NAMES}), regular files with the set-user-ID or set-group-ID bit, and socket files (a host
+ * service's door, see {@link HostSockets}), wherever they lie. One {@code lstat} per
  * entry; symbolic links are never followed. Inside an entry with a protected name (mounted, or quarantined, as a
  * whole) only set-id files are looked for; in the workspace's own writable {@code .git} the direct children are
  * matched against {@link ProtectedPaths#IN_GIT}.
@@ -26,6 +27,7 @@ final class WorkspaceScan {
     static final int S_IFREG = 0100000;
     static final int S_IFDIR = 0040000;
     static final int S_IFLNK = 0120000;
+    static final int S_IFSOCK = 0140000;
     static final int SET_ID = 04000 | 02000;
     /** Package managers delete and recreate these folders: nothing inside them is mounted. */
     static final String NODE_MODULES = "node_modules";
@@ -45,6 +47,10 @@ final class WorkspaceScan {
 
         boolean isSetIdFile() {
             return (mode & S_IFMT) == S_IFREG && (mode & SET_ID) != 0;
+        }
+
+        boolean isSocket() {
+            return (mode & S_IFMT) == S_IFSOCK;
         }
     }
 
@@ -82,7 +88,7 @@ final class WorkspaceScan {
                 if (f == null) {
                     continue; // gone since the listing
                 }
-                if (f.name() != null || f.isSetIdFile()) {
+                if (f.name() != null || f.isSetIdFile() || f.isSocket()) {
                     found.add(f);
                 }
                 if ((f.mode() & S_IFMT) == S_IFDIR && seen.add(f.key())) {
