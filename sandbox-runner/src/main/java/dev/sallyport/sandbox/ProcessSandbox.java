@@ -2,6 +2,7 @@ package dev.sallyport.sandbox;
 
 import dev.sallyport.sandbox.internal.BwrapCommand;
 import dev.sallyport.sandbox.internal.Cgroups;
+import dev.sallyport.sandbox.internal.HostAccounts;
 import dev.sallyport.sandbox.internal.HostLink;
 import dev.sallyport.sandbox.internal.HostSockets;
 import dev.sallyport.sandbox.internal.Inside;
@@ -9,9 +10,11 @@ import dev.sallyport.sandbox.internal.Launch;
 import dev.sallyport.sandbox.internal.Launcher;
 import dev.sallyport.sandbox.internal.LimitEnforcement;
 import dev.sallyport.sandbox.internal.ProtectedPaths;
+import dev.sallyport.sandbox.internal.RootDrop;
 import dev.sallyport.sandbox.internal.SandboxEnvironment;
 import dev.sallyport.sandbox.internal.SeccompFilter;
 import dev.sallyport.sandbox.internal.TrustFiles;
+import dev.sallyport.sandbox.internal.WorkloadUser;
 import java.io.IOException;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
@@ -75,8 +78,10 @@ public final class ProcessSandbox {
         Path root = null;
         HostLink link = null;
         LimitEnforcement limits = null;
+        RootDrop drop = null;
         boolean started = false;
         try {
+            WorkloadUser user = WorkloadUser.choose(spec.workdir(), spec.hostEnv());
             root = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), "sallyport-sandbox-",
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             Path mounted = Files.createDirectory(root.resolve("run"));
@@ -91,6 +96,7 @@ public final class ProcessSandbox {
                     "# sallyport sandbox: no DNS here; names are resolved by the proxy at 127.0.0.1:"
                             + spec.insidePort() + "\n");
             Files.writeString(mounted.resolve("hosts"), "127.0.0.1 localhost\n::1 localhost\n");
+            HostAccounts.write(mounted, user, spec.hostHome());
             limits = Cgroups.create(spec.limits());
             String run = BwrapCommand.RUN_DIR;
             Map<String, String> env = SandboxEnvironment.build(spec, run + "/" + TrustFiles.BUNDLE,
@@ -100,19 +106,23 @@ public final class ProcessSandbox {
             Launch launch = new Launch(spec.command(), env, spec.workdir().toString(), spec.insidePort(),
                     run + "/" + HOST_SOCKET, spec.requireLandlock(), List.of("/"), writable(spec), List.of("/dev"),
                     rlimits.map(ResourceLimits::memoryBytes).orElse(0L), rlimits.map(r -> (long) r.pids()).orElse(0L),
-                    HostLink.canSupervise(), landlockAbiCap, List.of());
+                    HostLink.canSupervise(), landlockAbiCap, user.notice().stream().toList());
             Files.write(mounted.resolve("launch"), launch.encode());
             link = HostLink.listen(mounted.resolve(HOST_SOCKET));
             Path seccomp = Files.write(root.resolve("seccomp.bpf"), SeccompFilter.forCurrentArch());
+            Path javaHome = Path.of(System.getProperty("java.home"));
+            drop = user instanceof WorkloadUser.Dropped dropped
+                    ? RootDrop.prepare(spec, dropped, root, classes(), javaHome) : RootDrop.none(classes());
             List<String> warnings = new ArrayList<>();
-            List<String> argv = launcher(bwrap, spec, plan, mounted, seccomp, limits, warnings);
+            List<String> argv = launcher(bwrap, spec, plan, mounted, seccomp, limits, user, drop, warnings);
             ProcessBuilder pb = new ProcessBuilder(argv).redirectInput(stdio.in()).redirectOutput(stdio.out())
                     .redirectError(stdio.err());
             pb.environment().clear();
             pb.environment().put("PATH", SandboxEnvironment.DEFAULT_PATH);
             Process process = pb.start();
-            link.start(process.toHandle(), spec.proxy(), new HostLink.Rules(spec.insidePort(), abi >= 4, 0, 0), () -> { });
-            RunningSandbox sandbox = new RunningSandbox(process, link, root, plan, limits, warnings);
+            link.start(process.toHandle(), spec.proxy(), new HostLink.Rules(spec.insidePort(), abi >= 4, user.uid(),
+                    user.gid()), drop::detachFromHost);
+            RunningSandbox sandbox = new RunningSandbox(process, link, root, plan, limits, drop, warnings);
             started = true;
             return sandbox;
         } catch (IOException | RuntimeException e) {
@@ -125,6 +135,9 @@ public final class ProcessSandbox {
                 if (limits != null) {
                     limits.remove();
                 }
+                if (drop != null) {
+                    drop.close();
+                }
                 if (root != null) {
                     RunningSandbox.deleteTree(root);
                 }
@@ -134,21 +147,21 @@ public final class ProcessSandbox {
     }
 
     /**
-     * The whole argv: the launcher shell (cgroup, seccomp fd), the user namespace with the inotify share where the
-     * host allows it, and bwrap. What the host lacks is added to {@code warnings}.
+     * The whole argv: the launcher shell (cgroup, seccomp fd), for a root runner {@code setpriv} to the command's
+     * uid ({@link RootDrop}), the user namespace with the inotify share where the host allows it, and bwrap. What
+     * the host lacks is added to {@code warnings}.
      */
     private static List<String> launcher(BubblewrapProbe.Bubblewrap bwrap, SandboxSpec spec, ProtectedPaths.Plan plan,
-                                         Path mounted, Path seccomp, LimitEnforcement limits, List<String> warnings)
-            throws IOException, SandboxException {
+                                         Path mounted, Path seccomp, LimitEnforcement limits, WorkloadUser user,
+                                         RootDrop drop, List<String> warnings) throws SandboxException {
         Path javaHome = Path.of(System.getProperty("java.home"));
-        boolean layer = Launcher.userNamespaceLayer();
-        Optional<BwrapCommand.Ids> ids = layer ? Optional.of(new BwrapCommand.Ids(
-                (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid"),
-                (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:gid"))) : Optional.empty();
+        boolean layer = Launcher.userNamespaceLayer(drop.prefix());
+        Optional<BwrapCommand.Ids> ids = layer ? Optional.of(new BwrapCommand.Ids(user.uid(), user.gid()))
+                : Optional.empty();
         List<Path> grants = new ArrayList<>(spec.readOnly());
         grants.addAll(spec.readWrite());
-        List<String> command = BwrapCommand.build(bwrap, spec, plan, new BwrapCommand.Layout(mounted, classes(),
-                javaHome, ids, HostSockets.cover(plan, grants)));
+        List<String> command = BwrapCommand.build(bwrap, spec, plan, new BwrapCommand.Layout(mounted, drop.classes(),
+                javaHome, ids, HostSockets.cover(plan, grants), drop.sources()));
         if (layer) {
             command = Launcher.withInotifyShare(spec.limits().inotifyInstances(), spec.limits().inotifyWatches(), command);
         } else {
@@ -159,7 +172,9 @@ public final class ProcessSandbox {
             warnings.add("warning: bwrap " + bwrap.version() + " cannot size a tmpfs (expected: bubblewrap 0.7 or "
                     + "newer); /tmp, /dev/shm and HOME may each grow to half of the RAM");
         }
-        return Launcher.argv(seccomp, limits.procsFiles(), command);
+        List<String> dropped = new ArrayList<>(drop.prefix());
+        dropped.addAll(command);
+        return Launcher.argv(seccomp, limits.procsFiles(), dropped);
     }
 
     private static void printNotices(RunningSandbox sandbox) {

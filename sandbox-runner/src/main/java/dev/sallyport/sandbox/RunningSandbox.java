@@ -4,6 +4,7 @@ import dev.sallyport.sandbox.internal.AfterRunCheck;
 import dev.sallyport.sandbox.internal.HostLink;
 import dev.sallyport.sandbox.internal.LimitEnforcement;
 import dev.sallyport.sandbox.internal.ProtectedPaths;
+import dev.sallyport.sandbox.internal.RootDrop;
 import java.io.IOException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
@@ -30,16 +31,18 @@ public final class RunningSandbox implements AutoCloseable {
     private final Path runtime;
     private final ProtectedPaths.Plan plan;
     private final LimitEnforcement limits;
+    private final RootDrop drop;
     private final List<String> notices = new ArrayList<>();
     private boolean closed;
 
     RunningSandbox(Process process, HostLink link, Path runtime, ProtectedPaths.Plan plan, LimitEnforcement limits,
-                   List<String> warnings) {
+                   RootDrop drop, List<String> warnings) {
         this.process = process;
         this.link = link;
         this.runtime = runtime;
         this.plan = plan;
         this.limits = limits;
+        this.drop = drop;
         notices.addAll(warnings);
     }
 
@@ -87,6 +90,7 @@ public final class RunningSandbox implements AutoCloseable {
             }
         }
         link.close();
+        drop.close();
         notices.addAll(limits.report());
         limits.remove();
         notices.addAll(AfterRunCheck.run(plan));
@@ -118,6 +122,13 @@ public final class RunningSandbox implements AutoCloseable {
         try {
             Files.walkFileTree(root, new SimpleFileVisitor<>() {
                 @Override
+                public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
+                    // A mount still attached here (an idmapped workspace) is the user's: never delete into it.
+                    return !dir.equals(root) && RootDrop.isMountRoot(dir) ? FileVisitResult.SKIP_SUBTREE
+                            : FileVisitResult.CONTINUE;
+                }
+
+                @Override
                 public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
                     Files.deleteIfExists(file);
                     return FileVisitResult.CONTINUE;
@@ -125,6 +136,9 @@ public final class RunningSandbox implements AutoCloseable {
 
                 @Override
                 public FileVisitResult postVisitDirectory(Path dir, IOException exc) throws IOException {
+                    if (!dir.equals(root) && RootDrop.isMountRoot(dir)) {
+                        return FileVisitResult.CONTINUE;
+                    }
                     Files.deleteIfExists(dir);
                     return FileVisitResult.CONTINUE;
                 }

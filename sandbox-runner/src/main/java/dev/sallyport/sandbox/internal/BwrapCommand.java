@@ -8,6 +8,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -32,7 +33,7 @@ public final class BwrapCommand {
     static final List<String> SYSTEM_DIRS = List.of("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32");
     /** The only /etc entries the sandbox sees (no shadow, sudoers, ssh host keys, machine secrets). */
     static final List<String> ETC_ENTRIES = List.of("alternatives", "ssl", "ca-certificates",
-            "ca-certificates.conf", "pki", "crypto-policies", "passwd", "group", "nsswitch.conf", "host.conf",
+            "ca-certificates.conf", "pki", "crypto-policies", "nsswitch.conf", "host.conf",
             "gai.conf", "services", "protocols", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime",
             "timezone", "os-release", "lsb-release", "debian_version", "mime.types", "gitconfig", "bash.bashrc",
             "profile", "profile.d", "inputrc", "terminfo", "locale.alias", "locale.conf", "default", "python3", "python3.11", "python3.12", "perl", "npmrc", "magic", "mailcap", "manpath.config",
@@ -48,25 +49,31 @@ public final class BwrapCommand {
 
     private final List<String> args = new ArrayList<>();
     private final Bubblewrap bwrap;
+    private final Map<Path, Path> sources;
 
-    private BwrapCommand(Bubblewrap bwrap) {
+    private BwrapCommand(Bubblewrap bwrap, Map<Path, Path> sources) {
         this.bwrap = bwrap;
+        this.sources = sources;
     }
 
     /**
      * Where things come from on the host.
      *
      * @param runtime     host folder mounted read-only at {@link #RUN_DIR} (holds {@code host.sock}, {@code launch},
-     *                    trust files, {@code resolv.conf}, {@code hosts}, {@link #GIT_IGNORE}, {@link #EMPTY_FILE},
-     *                    {@link #EMPTY_DIR})
+     *                    trust files, {@code resolv.conf}, {@code hosts}, {@code passwd}, {@code group},
+     *                    {@link #GIT_IGNORE}, {@link #EMPTY_FILE}, {@link #EMPTY_DIR})
      * @param classes     this module's classes (folder or jar) for the {@link Inside} JVM
      * @param javaHome    the JDK the {@link Inside} JVM runs on
      * @param keepIds     the uid and gid the command keeps when bwrap runs in the launcher's user namespace, else empty
      * @param hostSockets socket files of host services in the workspace or grants, each covered by an empty file
+     * @param sources     folders shown from elsewhere ({@link RootDrop}'s idmapped mounts), by the folder they
+     *                    stand for; a path inside one comes from the same place inside its source
      */
-    public record Layout(Path runtime, Path classes, Path javaHome, Optional<Ids> keepIds, List<Path> hostSockets) {
+    public record Layout(Path runtime, Path classes, Path javaHome, Optional<Ids> keepIds, List<Path> hostSockets,
+                         Map<Path, Path> sources) {
         public Layout {
             hostSockets = List.copyOf(hostSockets);
+            sources = Map.copyOf(sources);
         }
     }
 
@@ -76,7 +83,7 @@ public final class BwrapCommand {
         Path classes = layout.classes();
         Path javaHome = layout.javaHome();
         Optional<Ids> keepIds = layout.keepIds();
-        BwrapCommand c = new BwrapCommand(bwrap);
+        BwrapCommand c = new BwrapCommand(bwrap, layout.sources());
         c.add(bwrap.path().toString());
         c.add("--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                 "--unshare-cgroup-try", "--hostname", "sallyport-sandbox", "--die-with-parent", "--new-session",
@@ -89,6 +96,8 @@ public final class BwrapCommand {
         c.systemFolders();
         c.add("--ro-bind", runtime.resolve("resolv.conf").toString(), "/etc/resolv.conf");
         c.add("--ro-bind", runtime.resolve("hosts").toString(), "/etc/hosts");
+        c.add("--ro-bind", runtime.resolve("passwd").toString(), "/etc/passwd");
+        c.add("--ro-bind", runtime.resolve("group").toString(), "/etc/group");
         c.add("--proc", "/proc");
         c.args.addAll(ProcMasks.args(Path.of("/proc"), runtime.resolve(EMPTY_FILE), runtime.resolve(EMPTY_DIR)));
         // /dev is bwrap's own tmpfs: read-only (its device nodes stay usable); every writable tmpfs has a size
@@ -97,19 +106,21 @@ public final class BwrapCommand {
         c.tmpfs("/dev/shm", size);
         c.tmpfs("/tmp", size);
         c.tmpfs(spec.hostHome().toString(), size);
-        c.add("--ro-bind", javaHome.toString(), javaHome.toString());
+        c.add("--ro-bind", c.source(javaHome), javaHome.toString());
         for (Path p : spec.readOnly()) {
-            c.add("--ro-bind", existing("readOnly", p), p.toString());
+            existing("readOnly", p);
+            c.add("--ro-bind", c.source(p), p.toString());
         }
         for (Path p : spec.readWrite()) {
-            c.add("--bind", existing("readWrite", p), p.toString());
+            existing("readWrite", p);
+            c.add("--bind", c.source(p), p.toString());
         }
-        c.add("--bind", spec.workdir().toString(), spec.workdir().toString());
+        c.add("--bind", c.source(spec.workdir()), spec.workdir().toString());
         for (Path pinned : plan.pinned) {
-            c.add("--bind", pinned.toString(), pinned.toString());
+            c.add("--bind", c.source(pinned), pinned.toString());
         }
         for (ProtectedPaths.Entry e : plan.readOnly) {
-            c.add("--ro-bind", e.path().toString(), e.path().toString());
+            c.add("--ro-bind", c.source(e.path()), e.path().toString());
         }
         if (Files.exists(runtime.resolve(GIT_IGNORE))) {
             // git inside ignores the masks instead of offering to commit them (~/.config/git/ignore)
@@ -179,6 +190,17 @@ public final class BwrapCommand {
             add("--size", Long.toString(bytes));
         }
         add("--tmpfs", path);
+    }
+
+    /** Where bwrap reads {@code p} from: inside the source standing for one of its folders, else {@code p}. */
+    private String source(Path p) {
+        Map.Entry<Path, Path> best = null;
+        for (Map.Entry<Path, Path> e : sources.entrySet()) {
+            if (p.startsWith(e.getKey()) && (best == null || e.getKey().getNameCount() > best.getKey().getNameCount())) {
+                best = e;
+            }
+        }
+        return best == null ? p.toString() : best.getValue().resolve(best.getKey().relativize(p).toString()).toString();
     }
 
     private static String existing(String field, Path p) throws SandboxException {

@@ -5,6 +5,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -27,7 +29,8 @@ public final class Launcher {
     static final String INOTIFY = "echo \"$1\" > /proc/sys/user/max_inotify_instances"
             + " && echo \"$2\" > /proc/sys/user/max_inotify_watches && shift 2 && exec \"$@\"";
     private static final Path UNSHARE = Path.of("/usr/bin/unshare");
-    private static volatile Boolean userNamespaceLayer;
+    /** Whether the layer works, by the command line that starts it ({@code setpriv ...} for a root runner). */
+    private static final Map<List<String>, Boolean> USER_NAMESPACE_LAYER = new ConcurrentHashMap<>();
 
     private Launcher() {
     }
@@ -50,25 +53,23 @@ public final class Launcher {
     }
 
     /**
-     * Whether this host lets the runner make the user namespace and lower its inotify limits (tried once per JVM:
-     * {@code unshare} missing, or an AppArmor policy that denies capabilities in new namespaces, say no).
+     * Whether this host lets the runner make the user namespace and lower its inotify limits, started through
+     * {@code prefix} (empty, or a root runner's {@code setpriv} to the command's uid); tried once per JVM and
+     * prefix: {@code unshare} missing, or an AppArmor policy that denies capabilities in new namespaces, say no.
      */
-    public static boolean userNamespaceLayer() {
-        Boolean known = userNamespaceLayer;
-        if (known == null) {
-            known = tryLayer();
-            userNamespaceLayer = known;
-        }
-        return known;
+    public static boolean userNamespaceLayer(List<String> prefix) {
+        return USER_NAMESPACE_LAYER.computeIfAbsent(List.copyOf(prefix), Launcher::tryLayer);
     }
 
-    private static boolean tryLayer() {
+    private static boolean tryLayer(List<String> prefix) {
         if (!Files.isExecutable(UNSHARE)) {
             return false;
         }
         try {
-            Process p = new ProcessBuilder(UNSHARE.toString(), "--user", "--map-root-user", "/bin/sh", "-c",
-                    "v=$(cat /proc/sys/user/max_inotify_instances) && echo \"$v\" > /proc/sys/user/max_inotify_instances")
+            List<String> argv = new ArrayList<>(prefix);
+            argv.addAll(List.of(UNSHARE.toString(), "--user", "--map-root-user", "/bin/sh", "-c",
+                    "v=$(cat /proc/sys/user/max_inotify_instances) && echo \"$v\" > /proc/sys/user/max_inotify_instances"));
+            Process p = new ProcessBuilder(argv)
                     .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
             p.getOutputStream().close();
             if (!p.waitFor(10, TimeUnit.SECONDS)) {

@@ -12,10 +12,14 @@
  * {@link dev.sallyport.sandbox.internal.TrustFiles}, and {@link dev.sallyport.sandbox.internal.HostLink}: where the
  * setup hands over the sandbox's listening socket, which {@link dev.sallyport.sandbox.internal.ProxyRelay} relays
  * to the proxy, and its seccomp listener, on which {@link dev.sallyport.sandbox.internal.ConnectSupervisor}
- * answers every connect of the command. Inside: {@link dev.sallyport.sandbox.internal.Inside} (the entry point
- * bwrap runs, gone once the command runs: {@link dev.sallyport.sandbox.internal.Exec}),
- * {@link dev.sallyport.sandbox.internal.Landlock} and {@link dev.sallyport.sandbox.internal.ProcessRlimits}. System
- * calls go through {@link dev.sallyport.sandbox.internal.Syscalls} ({@code java.lang.foreign}, no JNI).
+ * answers every connect of the command; {@link dev.sallyport.sandbox.internal.HostSockets} and
+ * {@link dev.sallyport.sandbox.internal.ProcMasks} (what is covered),
+ * {@link dev.sallyport.sandbox.internal.WorkloadUser} and {@link dev.sallyport.sandbox.internal.RootDrop} (the uid
+ * the command runs as, never root) and {@link dev.sallyport.sandbox.internal.HostAccounts} (its passwd and group).
+ * Inside: {@link dev.sallyport.sandbox.internal.Inside} (the entry point bwrap runs, gone once the command runs:
+ * {@link dev.sallyport.sandbox.internal.Exec}), {@link dev.sallyport.sandbox.internal.Landlock} and
+ * {@link dev.sallyport.sandbox.internal.ProcessRlimits}. System calls go through
+ * {@link dev.sallyport.sandbox.internal.Syscalls} ({@code java.lang.foreign}, no JNI).
  * {@link dev.sallyport.sandbox.internal.Launch} carries the plan from one side to the other.
  */
 package dev.sallyport.sandbox.internal;
