@@ -92,6 +92,27 @@ class SandboxIdentityTest {
         assertThat(owner(f.workspace.resolve("created.txt"))).isEqualTo(me);
     }
 
+    /**
+     * The host connects the command's unix sockets for it (the connect supervisor): a server inside that checks
+     * its client's uid (tmux, ssh-agent, D-Bus do) still sees the command's own uid, not the host's.
+     */
+    @Test
+    void aServerInsideSeesItsClientAsTheCommandsUser() throws Exception {
+        f.script("peer.py", """
+                import os, socket, struct
+                server = socket.socket(socket.AF_UNIX)
+                server.bind("peer.sock")
+                server.listen(1)
+                client = socket.socket(socket.AF_UNIX)
+                client.connect("peer.sock")
+                conn, _ = server.accept()
+                pid, uid, gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+                print("me", os.getuid(), os.getgid(), "peer", uid, gid)
+                """);
+        Fixture.Run r = f.run("python3 peer.py");
+        assertThat(r.out()).as(r.err()).matches("me (\\d+) (\\d+) peer \\1 \\2\n");
+    }
+
     @Test
     void passwdAndGroupNameOnlyRootTheCommandsUserAndNobody() throws Exception {
         Fixture.Run r = f.run("cat /etc/passwd; echo --; cat /etc/group; echo --; id -un; getent passwd $(id -u) | cut -d: -f6");
