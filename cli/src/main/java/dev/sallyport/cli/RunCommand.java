@@ -92,7 +92,8 @@ public final class RunCommand implements Callable<Integer> {
             description = "Audit log of the run's own proxy (default: $SALLYPORT_HOME/runs/run-TIMESTAMP.jsonl).")
     Path auditFile;
 
-    @Option(names = "--require-landlock", description = "Fail unless Landlock enforces the file-system and TCP rules (ABI 4+).")
+    @Option(names = "--require-landlock", description = "Fail unless the kernel enforces every protection: Landlock's "
+            + "file-system and TCP rules (ABI 4+) and host unix sockets kept out (ABI 9+, or the connect supervisor).")
     boolean requireLandlock;
 
     @Option(names = "--git-writable", description = "Let COMMAND commit: .git writable, its hooks and config still read-only.")

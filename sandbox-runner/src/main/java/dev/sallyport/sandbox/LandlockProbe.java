@@ -32,6 +32,9 @@ public final class LandlockProbe {
         if (abi >= 6) {
             parts.append(", abstract-unix and signal scopes");
         }
+        if (abi >= 9) {
+            parts.append(", pathname unix sockets");
+        }
         String gap = abi < FULL_ABI ? "; TCP is not restricted by landlock (expected: ABI >= 4, Linux 6.7+)" : "";
         return "landlock: ABI " + abi + " (" + parts + ")" + gap;
     }

@@ -20,7 +20,8 @@ import java.util.regex.Pattern;
  * @param placeholders     secret name to placeholder, set in the environment under the secret's name
  * @param readOnly         extra host paths visible read-only (e.g. a tool cache); under the home folder too
  * @param readWrite        extra host paths writable (e.g. {@code ~/.npm})
- * @param requireLandlock  fail closed unless Landlock enforces file-system and TCP rules (ABI >= 4)
+ * @param requireLandlock  fail closed unless the kernel enforces every protection: Landlock's file-system and TCP
+ *                         rules (ABI >= 4) and host unix sockets kept out (ABI >= 9, or the connect supervisor)
  * @param gitWritable      let the command write {@code .git} (commit); hooks and config stay read-only anyway
  * @param hostHome         the host's home folder, hidden inside (an empty tmpfs at the same path is HOME)
  * @param hostEnv          the host environment that {@code passEnv}, TERM and LANG are read from
