@@ -191,6 +191,9 @@ final class ConnectSupervisor implements AutoCloseable {
             return -ENOTSOCK;
         }
         int family = address.length >= 2 ? (address[0] & 0xff) | (address[1] & 0xff) << 8 : -1;
+        if (domain == Sockets.AF_UNIX && family == Sockets.AF_UNIX && address.length > Sockets.SOCKADDR_UN_SIZE) {
+            return -Syscalls.EINVAL;            // what the kernel answers for a longer sockaddr_un
+        }
         if (domain == Sockets.AF_UNIX && family == Sockets.AF_UNIX && address.length > 2 && address[2] != 0) {
             return unixPath(call, socket, address);
         }
