@@ -39,8 +39,11 @@ final class ConnectSupervisor implements AutoCloseable {
     private static final Logger LOGGER = LoggerFactory.getLogger(ConnectSupervisor.class);
     private static final Syscalls SYS = Syscalls.current();
 
-    /** One {@code connect(fd, addr, addrlen)} waiting for an answer. */
-    record Call(long id, int pid, int nr, int fd, long address, long length) {}
+    /**
+     * One {@code connect(fd, addr, addrlen)} waiting for an answer; {@code fd} and {@code length} are the low 32
+     * bits of their registers, as the kernel reads an {@code int} argument.
+     */
+    record Call(long id, int pid, int nr, int fd, long address, int length) {}
 
     private final int listener;
     private final int[] wake;
@@ -104,7 +107,7 @@ final class ConnectSupervisor implements AutoCloseable {
                 }
                 Call call = new Call(notif.get(ValueLayout.JAVA_LONG, 0), notif.get(ValueLayout.JAVA_INT, 8),
                         notif.get(ValueLayout.JAVA_INT, 16), (int) notif.get(ValueLayout.JAVA_LONG, 32),
-                        notif.get(ValueLayout.JAVA_LONG, 40), notif.get(ValueLayout.JAVA_LONG, 48));
+                        notif.get(ValueLayout.JAVA_LONG, 40), (int) notif.get(ValueLayout.JAVA_LONG, 48));
                 try {
                     workers.execute(() -> serve(call));
                 } catch (RejectedExecutionException e) {
@@ -152,7 +155,7 @@ final class ConnectSupervisor implements AutoCloseable {
                 return -dup.errno();
             }
             socket = (int) dup.value();
-            byte[] address = Memory.read(call.pid(), call.address(), (int) call.length());
+            byte[] address = Memory.read(call.pid(), call.address(), call.length());
             if (address == null || !valid(call.id())) {
                 return -Syscalls.EFAULT;
             }
