@@ -14,6 +14,7 @@ import dev.sallyport.proxy.audit.AuditLog;
 import dev.sallyport.proxy.connect.FrontendInitializer;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.events.ProxyEventListener;
+import dev.sallyport.proxy.exchange.ExchangeCore;
 import dev.sallyport.proxy.inject.Placeholders;
 import dev.sallyport.proxy.inject.SecretStore;
 import dev.sallyport.proxy.internal.ProxyContext;
@@ -214,7 +215,8 @@ public final class SallyportProxy implements AutoCloseable {
                     .option(ChannelOption.SO_BACKLOG, 1024)
                     .childOption(ChannelOption.AUTO_READ, false)
                     .childOption(ChannelOption.TCP_NODELAY, true)
-                    .childHandler(new FrontendInitializer(context, connector, minter, prepared.serverTls()))
+                    .childHandler(new FrontendInitializer(context, new ExchangeCore(context, connector), connector,
+                            minter, prepared.serverTls()))
                     .bind(listen.host(), listen.port()).sync().channel();
             LOGGER.info("proxy listening address={} transport={} tls={}", server.localAddress(),
                     Transports.nativeTransport() ? "epoll" : "nio", Transports.sslProvider());

@@ -1,28 +1,20 @@
 package dev.sallyport.proxy.connect;
 
-import dev.sallyport.ca.LeafMinter;
 import dev.sallyport.policy.Decision;
 import dev.sallyport.policy.TlsMode;
 import dev.sallyport.proxy.events.ProxyEvent;
-import dev.sallyport.proxy.http.Authority;
-import dev.sallyport.proxy.http.HttpPhase;
+import dev.sallyport.proxy.exchange.Authority;
 import dev.sallyport.proxy.http.LingeringClose;
 import dev.sallyport.proxy.http.Responses;
-import dev.sallyport.proxy.http.TunnelTarget;
+import dev.sallyport.proxy.internal.TunnelTarget;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.limits.ClientKey;
 import dev.sallyport.proxy.limits.ClientSlots;
-import dev.sallyport.proxy.mitm.InterceptHandshakeHandler;
-import dev.sallyport.proxy.mitm.InterceptSniHandler;
-import dev.sallyport.proxy.mitm.PassthroughHandler;
-import dev.sallyport.proxy.mitm.ServerContexts;
-import dev.sallyport.proxy.mitm.TlsRecordCheck;
-import dev.sallyport.proxy.upstream.UpstreamConnector;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObject;
@@ -38,23 +30,15 @@ import io.netty.util.ReferenceCountUtil;
  */
 final class ConnectHandler extends ChannelInboundHandlerAdapter {
 
-    static final String NAME = "sallyport-connect";
-    static final String COUNTER = "sallyport-bytes";
-
     private final ProxyContext context;
-    private final UpstreamConnector connector;
-    private final LeafMinter minter;
-    private final ServerContexts serverContexts;
+    private final ClientPipeline pipeline;
     private final ByteCounter counter;
     private final ClientKey client;
     private boolean swallowLast;
 
-    ConnectHandler(ProxyContext context, UpstreamConnector connector, LeafMinter minter,
-                   ServerContexts serverContexts, ByteCounter counter, ClientKey client) {
+    ConnectHandler(ProxyContext context, ClientPipeline pipeline, ByteCounter counter, ClientKey client) {
         this.context = context;
-        this.connector = connector;
-        this.minter = minter;
-        this.serverContexts = serverContexts;
+        this.pipeline = pipeline;
         this.counter = counter;
         this.client = client;
     }
@@ -149,20 +133,9 @@ final class ConnectHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void becomeTunnel(ChannelHandlerContext ctx, TunnelTarget tunnel, boolean passthrough) {
-        ChannelPipeline p = ctx.pipeline();
-        p.addLast(new TlsRecordCheck(context, tunnel));
-        if (passthrough) {
-            p.addLast(new PassthroughHandler(context, connector, tunnel, n -> { }, n -> { }));
-        } else {
-            long tlsTimeout = context.policy().proxy().timeouts().tls().toMillis();
-            p.addLast(new InterceptSniHandler(minter, serverContexts, tunnel, ctx.executor(), tlsTimeout));
-            p.addLast(new InterceptHandshakeHandler(context, connector, tunnel));
-        }
-        p.remove(HttpPhase.FRONTEND);
-        p.remove(HttpPhase.GUARD);
-        p.remove(HttpPhase.CODEC);
-        p.remove(this);
-        ctx.channel().read();
+        Channel ch = ctx.channel();
+        pipeline.toTunnel(ctx.pipeline(), tunnel, passthrough);
+        ch.read();
     }
 
     private void refuse(ChannelHandlerContext ctx, AuditRecord audit, int status, String reason) {

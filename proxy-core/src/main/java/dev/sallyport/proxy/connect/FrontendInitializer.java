@@ -2,9 +2,9 @@ package dev.sallyport.proxy.connect;
 
 import dev.sallyport.ca.LeafMinter;
 import dev.sallyport.proxy.events.ProxyEvent;
+import dev.sallyport.proxy.exchange.ExchangeCore;
 import dev.sallyport.proxy.http.FrontendHandler;
 import dev.sallyport.proxy.http.HttpFramingGuard;
-import dev.sallyport.proxy.http.HttpPhase;
 import dev.sallyport.proxy.http.LingeringClose;
 import dev.sallyport.proxy.http.Responses;
 import dev.sallyport.proxy.internal.AuditRecord;
@@ -17,12 +17,9 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelPipeline;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.timeout.IdleStateEvent;
-import io.netty.handler.timeout.IdleStateHandler;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Builds a client connection's pipeline: refuse it beyond its client's {@code limits.maxConnectionsPerClient} (429)
@@ -32,21 +29,16 @@ import java.util.concurrent.TimeUnit;
 public final class FrontendInitializer extends ChannelInitializer<SocketChannel> {
 
     private final ProxyContext context;
-    private final UpstreamConnector connector;
-    private final LeafMinter minter;
-    private final ServerContexts serverContexts;
+    private final ClientPipeline pipeline;
 
-    public FrontendInitializer(ProxyContext context, UpstreamConnector connector, LeafMinter minter,
-                               ServerContexts serverContexts) {
+    public FrontendInitializer(ProxyContext context, ExchangeCore core, UpstreamConnector connector,
+                               LeafMinter minter, ServerContexts serverContexts) {
         this.context = context;
-        this.connector = connector;
-        this.minter = minter;
-        this.serverContexts = serverContexts;
+        this.pipeline = new ClientPipeline(context, core, connector, minter, serverContexts);
     }
 
     @Override
     protected void initChannel(SocketChannel ch) {
-        ChannelPipeline p = ch.pipeline();
         ClientKey client = ClientKey.of(ch.remoteAddress());
         switch (context.tryOpenConnection(client)) {
             case CLIENT_LIMIT -> {
@@ -65,14 +57,7 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
             context.connectionClosed(client);
             context.emit(new ProxyEvent.ConnectionClosed(context.clock().instant()));
         });
-        ByteCounter counter = new ByteCounter();
-        p.addLast(ConnectHandler.COUNTER, counter);
-        long idle = context.policy().proxy().timeouts().idle().toMillis();
-        p.addLast(new IdleStateHandler(0, 0, idle, TimeUnit.MILLISECONDS));
-        p.addLast(new IdleCloser());
-        HttpPhase.install(p, context, connector, null);
-        p.addBefore(HttpPhase.FRONTEND, ConnectHandler.NAME,
-                new ConnectHandler(context, connector, minter, serverContexts, counter, client));
+        pipeline.install(ch, client);
         ch.read();
     }
 

@@ -1,59 +1,68 @@
 package dev.sallyport.proxy.http;
 
-import dev.sallyport.proxy.events.ProxyEvent;
-import dev.sallyport.proxy.inject.InjectionResult;
+import dev.sallyport.proxy.exchange.Authority;
+import dev.sallyport.proxy.exchange.BodyFraming;
+import dev.sallyport.proxy.exchange.Downstream;
+import dev.sallyport.proxy.exchange.Exchange;
+import dev.sallyport.proxy.exchange.ExchangeCore;
+import dev.sallyport.proxy.exchange.ExchangeRequest;
 import dev.sallyport.proxy.internal.AuditRecord;
-import dev.sallyport.proxy.internal.ProxyContext;
-import dev.sallyport.proxy.reload.Snapshot;
-import dev.sallyport.proxy.upstream.Destination;
-import dev.sallyport.proxy.upstream.UpstreamConnector;
-import dev.sallyport.proxy.upstream.UpstreamLease;
-import io.netty.buffer.ByteBuf;
+import dev.sallyport.proxy.internal.ClientPhases;
+import dev.sallyport.proxy.internal.TunnelTarget;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.handler.codec.http.DefaultHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.HttpVersion;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.concurrent.Future;
 import java.util.ArrayDeque;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import java.util.List;
 
 /**
- * The client end of the HTTP phase, for absolute-form requests ({@code tunnel} null) or the requests inside an
- * intercepted tunnel. One exchange at a time: each request is decided by {@link RequestGate}, refused (status,
- * reason, close) or forwarded with its body streamed under back-pressure; {@link ResponseRelay} carries the
- * response back. Pipelined requests wait in a queue bounded by one read.
+ * The HTTP/1.1 front end of the exchange core, for absolute-form requests ({@code tunnel} null) or the requests
+ * inside an intercepted tunnel: reads each request head into an {@link ExchangeRequest} ({@link Http1Requests}),
+ * hands it and its body to the {@link ExchangeCore}, and is the core's {@link Downstream} on this connection:
+ * HTTP/1.1 responses, {@code Connection: close} when the connection ends after one, refusals with a status and
+ * reason, keep-alive and pipelining (one exchange at a time; what arrives meanwhile waits, bounded by one read).
  */
-public final class FrontendHandler extends ChannelInboundHandlerAdapter {
+public final class FrontendHandler extends ChannelInboundHandlerAdapter implements Downstream {
 
-    static final Logger LOGGER = LoggerFactory.getLogger(FrontendHandler.class);
+    private static final org.slf4j.Logger LOGGER = org.slf4j.LoggerFactory.getLogger(FrontendHandler.class);
 
-    final ProxyContext context;
-    private final UpstreamConnector connector;
+    /** Whether this connection takes another request. */
+    private enum Connection { OPEN, CLOSING }
+
+    private final ExchangeCore core;
     private final TunnelTarget tunnel;
+    private final ClientPhases phases;
     private final ArrayDeque<Object> queued = new ArrayDeque<>();
-    final ResponseRelay responses = new ResponseRelay(this);
-    final RequestRelay requests = new RequestRelay(this);
-    ChannelHandlerContext ctx;
-    Exchange current;
-    boolean closing;
+    private ChannelHandlerContext ctx;
+    private Exchange current;
+    private HttpMethod method;
+    private boolean clientKeepAlive;
+    private boolean closeAfterResponse;
+    private Connection connection = Connection.OPEN;
 
-    public FrontendHandler(ProxyContext context, UpstreamConnector connector, TunnelTarget tunnel) {
-        this.context = context;
-        this.connector = connector;
+    public FrontendHandler(ExchangeCore core, TunnelTarget tunnel, ClientPhases phases) {
+        this.core = core;
         this.tunnel = tunnel;
+        this.phases = phases;
     }
-
-    UpstreamConnector connector() { return connector; }
 
     /** True while an exchange is open: its own timeouts (response headers, upstream idle) apply, not client idle. */
     public boolean busy() {
-        return current != null;
+        return current != null && current.inProgress();
     }
 
     @Override
@@ -63,13 +72,13 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext c, Object msg) {
-        if (closing) {
+        if (connection == Connection.CLOSING) {
             ReferenceCountUtil.release(msg);
-        } else if (current != null && !current.requestDone && msg instanceof HttpContent content) {
-            requests.body(current, content);
-        } else if (current != null && !current.requestDone && msg instanceof Violation v) {
-            refuseDuringExchange(current, v);
-        } else if (current != null) {
+        } else if (current != null && current.awaitingRequestBody() && msg instanceof HttpContent content) {
+            current.requestBody(content);
+        } else if (current != null && current.awaitingRequestBody() && msg instanceof Violation v) {
+            current.requestViolation(v.status(), v.reason());
+        } else if (busy()) {
             queued.add(msg);
         } else {
             idle(msg);
@@ -78,180 +87,140 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
 
     private void idle(Object msg) {
         switch (msg) {
-            case Violation v -> refuse(v.status(), v.reason(), newAudit(), null);
+            case Violation v -> core.refuseUnread(origin(), null, null, null, v.status(), v.reason(), this);
             case HttpRequest request -> start(request);
             default -> ReferenceCountUtil.release(msg);
         }
     }
 
-    private AuditRecord newAudit() {
-        AuditRecord audit = new AuditRecord(context.nextId(), ctx.channel().remoteAddress());
-        if (tunnel != null) {
-            audit.target(tunnel.host(), tunnel.port()).tls("intercepted").sni(tunnel.sni());
-        } else {
-            audit.tls("none");
-        }
-        return audit;
+    private ExchangeRequest.Origin origin() {
+        String client = AuditRecord.clientText(ctx.channel().remoteAddress());
+        return tunnel == null ? new ExchangeRequest.Origin(client, "none", null)
+                : new ExchangeRequest.Origin(client, "intercepted", tunnel.sni());
     }
 
     private void start(HttpRequest request) {
-        AuditRecord audit = newAudit();
-        audit.request(request.method().name(), pathOnly(request.uri()));
-        if (context.draining()) {
-            refuse(503, "shutting_down", audit, null);
-            return;
-        }
-        if (!context.auditAccepting()) {
-            refuse(503, "audit_unavailable", audit, null);
-            return;
-        }
-        Snapshot snapshot = context.snapshot();   // decision, dial check, injection and scrubbing all from this one
-        GateResult result = RequestGate.evaluate(request, tunnel, audit.client(), snapshot.engine());
-        switch (result) {
-            case GateResult.Refuse r -> {
-                if (r.decision() != null) {
-                    audit.decision(r.decision());
-                }
-                if (r.target() != null) {
-                    audit.target(r.target().host(), r.target().port());
-                }
-                refuse(r.status(), r.reason(), audit, null);
+        method = request.method();
+        clientKeepAlive = HttpUtil.isKeepAlive(request);
+        closeAfterResponse = false;
+        switch (Http1Requests.read(request, tunnel, origin())) {
+            case Http1Requests.Refuse r -> core.refuseUnread(origin(), request.method().name(), request.uri(),
+                    r.target() != null ? r.target() : tunnel == null ? null
+                            : new Authority(tunnel.host(), tunnel.port()),
+                    r.status(), r.reason(), this);
+            case Http1Requests.Read read -> {
+                Exchange started = core.start(read.request(), this);
+                current = started != null && started.inProgress() ? started : null;
             }
-            case GateResult.Forward f -> forward(request, f, audit, snapshot);
         }
     }
 
-    private void forward(HttpRequest request, GateResult.Forward f, AuditRecord audit, Snapshot snapshot) {
-        audit.target(f.target().host(), f.target().port()).decision(f.decision())
-                .request(request.method().name(), pathOnly(f.originForm()));
-        HttpRequest head = new DefaultHttpRequest(HttpVersion.HTTP_1_1, request.method(), f.originForm());
-        head.headers().set(request.headers());
-        HopHeaders.strip(head.headers(), f.websocket());
-        BodyFraming.copy(request, head.headers());
-        SecretsStep secrets = SecretsStep.open(snapshot.secrets(), f.target().host(), f.tls());
-        InjectionResult.Refused refused = secrets == null ? null : secrets.inject(head, audit, context, ctx.alloc());
-        if (refused != null) {
-            SecretsStep.refuse(this, request, refused, audit);
+    @Override
+    public Channel channel() {
+        return ctx.channel();
+    }
+
+    @Override
+    public ChannelFuture send(HttpObject part, boolean flush) {
+        if (part instanceof HttpResponse head && head.status().code() >= 200 && head.status().code() != 101) {
+            closeAfterResponse = !clientKeepAlive || !BodyFraming.delimited(head, method);
+            if (closeAfterResponse) {
+                head.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+            }
+        }
+        return flush ? ctx.writeAndFlush(part) : ctx.write(part);
+    }
+
+    @Override
+    public void flush() {
+        ctx.flush();
+    }
+
+    @Override
+    public void readRequestBody() {
+        ctx.read();
+    }
+
+    @Override
+    public void refuse(int status, String reason, String detail, boolean keepOpen) {
+        current = null;
+        if (!keepOpen || !clientKeepAlive) {
+            writeError(status, reason, detail);
             return;
         }
-        Destination dest = new Destination(f.target().host(), f.target().port(), f.tls(), true);
-        // The request's decision is recorded once the dial check has run (RequestRelay.upstreamReady): an
-        // address denied by network.deny must be counted as a deny, not as the rule's allow.
-        Exchange exchange = new Exchange(audit, dest, head, f.websocket(), HttpUtil.isKeepAlive(request));
-        exchange.secrets = secrets;
-        current = exchange;
-        context.exchangeStarted();
-        Future<UpstreamLease> lease = connector.acquire(dest, snapshot.engine(), ctx.channel().eventLoop(),
-                audit.client());
-        lease.addListener(done -> requests.upstreamReady(exchange, lease));
+        FullHttpResponse response = Responses.error(ctx.alloc(), status, reason, detail);
+        response.headers().remove(HttpHeaderNames.CONNECTION);
+        ctx.writeAndFlush(response).addListener((ChannelFutureListener) done -> {
+            if (done.isSuccess()) {
+                ctx.executor().execute(() -> nextRequest(true));   // never inside the core's call
+            } else {
+                ctx.close();
+            }
+        });
     }
 
-    void refuseDuringExchange(Exchange exchange, Violation v) {
-        exchange.audit.reason(v.reason());
-        if (exchange.lease != null) {
-            exchange.lease.channel().pipeline().remove(BackendHandler.NAME);
-            connector.release(exchange.lease, false);
-        }
-        if (exchange.responseStarted) {
-            finish(exchange, v.status());
-            ctx.close();
-        } else {
-            exchange.status = v.status();
-            finish(exchange, v.status());
-            writeError(v.status(), v.reason(), null);
-        }
-    }
-
-    /** Answers a request that will not be forwarded, records the decision, and closes the connection. */
-    void refuse(int status, String reason, AuditRecord audit, String detail) {
-        if (audit.fields().decision() == null) {
-            audit.denied(reason);
-        } else {
-            audit.reason(reason);
-        }
-        audit.status(status);
-        context.emit(new ProxyEvent.Decided(context.clock().instant(), "request", audit.fields()));
-        writeError(status, reason, detail);
-    }
-
-    void writeError(int status, String reason, String detail) {
-        closing = true;
-        queued.forEach(ReferenceCountUtil::release);
-        queued.clear();
+    private void writeError(int status, String reason, String detail) {
+        closing();
         LingeringClose.respondAndClose(ctx.channel(), Responses.error(ctx.alloc(), status, reason, detail));
     }
 
-    /** Records the end of an exchange once; returns the upstream connection if it can be reused. */
-    void finish(Exchange exchange, int status) {
-        if (exchange.finished) {
-            return;
-        }
-        exchange.finished = true;
-        exchange.cancelHeaderTimer();
-        exchange.releasePending();
-        exchange.audit.status(status).bytes(exchange.bytesUp, exchange.bytesDown).duration(exchange.elapsedMs());
-        context.emit(new ProxyEvent.ExchangeCompleted(context.clock().instant(), exchange.audit.fields()));
-        context.exchangeFinished();
-        if (current == exchange) {
-            current = null;
-        }
+    @Override
+    public void abort() {
+        current = null;
+        closing();
+        ctx.close();
+    }
+
+    @Override
+    public void ended(boolean keepOpen) {
+        current = null;
+        nextRequest(keepOpen && !closeAfterResponse);
+    }
+
+    @Override
+    public Channel becomeRelay(List<ChannelHandler> inbound) {
+        current = null;
+        return phases.toRelay(ctx.pipeline(), inbound);
     }
 
     /** After a complete response: next pipelined request, next read, or close. */
-    void nextRequest(boolean keepAlive) {
-        if (!keepAlive || closing || context.draining()) {
-            closing = true;
-            queued.forEach(ReferenceCountUtil::release);
-            queued.clear();
-            ctx.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+    private void nextRequest(boolean keepAlive) {
+        if (!keepAlive || connection == Connection.CLOSING || core.context().draining()) {
+            closing();
+            ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
             return;
         }
-        while (!queued.isEmpty() && !closing
-                && (current == null || !current.requestDone && queued.peek() instanceof HttpContent)) {
+        while (!queued.isEmpty() && connection == Connection.OPEN
+                && (current == null || current.awaitingRequestBody() && queued.peek() instanceof HttpContent)) {
             channelRead(ctx, queued.poll());
         }
-        if (current == null || !current.requestDone) {
+        if (current == null || current.awaitingRequestBody()) {
             ctx.read();
         }
     }
 
-    void upstreamFailed(Exchange exchange, int status, String reason, String message) {
-        requests.upstreamFailed(exchange, status, reason, message);
-    }
-
-    void responseHead(Exchange exchange, io.netty.handler.codec.http.HttpResponse response) {
-        responses.head(exchange, response);
-    }
-
-    void responseContent(Exchange exchange, HttpContent content) {
-        responses.content(exchange, content);
-    }
-
-    void upgradedBytes(Exchange exchange, ByteBuf raw) {
-        responses.upgradedBytes(exchange, raw);
+    private void closing() {
+        connection = Connection.CLOSING;
+        queued.forEach(ReferenceCountUtil::release);
+        queued.clear();
     }
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext c) {
         Exchange exchange = current;
         if (exchange != null && c.channel().isWritable()) {
-            responses.clientWritable(exchange);
+            exchange.downstreamWritable();
         }
         c.fireChannelWritabilityChanged();
     }
 
     @Override
     public void channelInactive(ChannelHandlerContext c) {
-        closing = true;
-        queued.forEach(ReferenceCountUtil::release);
-        queued.clear();
+        closing();
         Exchange exchange = current;
-        if (exchange != null && !exchange.upgraded) {
-            exchange.audit.reason("client_closed");
-            if (exchange.lease != null) {
-                connector.release(exchange.lease, false);
-            }
-            finish(exchange, exchange.status == 0 ? 499 : exchange.status);
+        current = null;
+        if (exchange != null) {
+            exchange.downstreamClosed();
         }
         c.fireChannelInactive();
     }
@@ -260,17 +229,5 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter {
     public void exceptionCaught(ChannelHandlerContext c, Throwable cause) {
         LOGGER.debug("client connection failed client={}", c.channel().remoteAddress(), cause);
         c.close();
-    }
-
-    /** The path of a request target without scheme, authority or query (what the audit record may hold). */
-    static String pathOnly(String uri) {
-        String path = uri;
-        int scheme = path.indexOf("://");
-        if (scheme > 0 && scheme < 8) {
-            int slash = path.indexOf('/', scheme + 3);
-            path = slash < 0 ? "/" : path.substring(slash);
-        }
-        int q = path.indexOf('?');
-        return q < 0 ? path : path.substring(0, q);
     }
 }

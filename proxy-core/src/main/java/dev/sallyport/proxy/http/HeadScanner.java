@@ -1,5 +1,7 @@
 package dev.sallyport.proxy.http;
 
+import dev.sallyport.proxy.exchange.Trailers;
+
 import java.util.Locale;
 
 /**

@@ -1,10 +1,8 @@
 /**
- * The HTTP/1.1 phase of a client connection, plain or inside an intercepted tunnel: strict framing
- * ({@link dev.sallyport.proxy.http.HttpFramingGuard}), the per-request decision
- * ({@link dev.sallyport.proxy.http.RequestGate}), and forwarding with streamed bodies. Start with
- * {@link dev.sallyport.proxy.http.HttpPhase}, then {@link dev.sallyport.proxy.http.FrontendHandler}.
- * {@link dev.sallyport.proxy.http.SecretsStep} applies the secrets to each exchange (placeholders in,
- * request bodies checked, responses scrubbed); after a WebSocket {@code 101},
- * {@link dev.sallyport.proxy.http.WebSocketRelay} hands both connections to {@code proxy.websocket}.
+ * The HTTP/1.1 front end of the exchange core, plain or inside an intercepted tunnel: strict framing
+ * ({@link dev.sallyport.proxy.http.HttpFramingGuard} with {@link dev.sallyport.proxy.http.HeadScanner}), the
+ * request head read into an exchange request ({@link dev.sallyport.proxy.http.Http1Requests}), and the connection
+ * (keep-alive, pipelining, refusals) in {@link dev.sallyport.proxy.http.FrontendHandler}, which is where to start.
+ * Deciding, dialing, secrets, relaying and recording are the core's ({@code proxy.exchange}).
  */
 package dev.sallyport.proxy.http;

@@ -28,8 +28,13 @@ public final class AuditRecord {
     private List<String> secrets;
 
     public AuditRecord(String id, SocketAddress client) {
+        this(id, clientText(client));
+    }
+
+    /** @param client the client as the audit record writes it ({@code ip:port}) */
+    public AuditRecord(String id, String client) {
         this.id = id;
-        this.client = clientText(client);
+        this.client = client;
     }
 
     public static String clientText(SocketAddress address) {

@@ -1,9 +1,8 @@
 package dev.sallyport.proxy.mitm;
 
-import dev.sallyport.proxy.http.HttpPhase;
-import dev.sallyport.proxy.http.TunnelTarget;
+import dev.sallyport.proxy.internal.ClientPhases;
+import dev.sallyport.proxy.internal.TunnelTarget;
 import dev.sallyport.proxy.internal.ProxyContext;
-import dev.sallyport.proxy.upstream.UpstreamConnector;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.ssl.SniCompletionEvent;
@@ -17,13 +16,13 @@ import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 public final class InterceptHandshakeHandler extends ChannelInboundHandlerAdapter {
 
     private final ProxyContext context;
-    private final UpstreamConnector connector;
+    private final ClientPhases phases;
     private TunnelTarget tunnel;
 
-    public InterceptHandshakeHandler(ProxyContext context, UpstreamConnector connector, TunnelTarget tunnel) {
+    public InterceptHandshakeHandler(ProxyContext context, TunnelTarget tunnel, ClientPhases phases) {
         this.context = context;
-        this.connector = connector;
         this.tunnel = tunnel;
+        this.phases = phases;
     }
 
     @Override
@@ -37,9 +36,9 @@ public final class InterceptHandshakeHandler extends ChannelInboundHandlerAdapte
             }
         } else if (evt instanceof SslHandshakeCompletionEvent done) {
             if (done.isSuccess()) {
-                HttpPhase.install(ctx.pipeline(), context, connector, tunnel);
-                ctx.pipeline().remove(this);
-                ctx.channel().read();
+                io.netty.channel.Channel ch = ctx.channel();
+                phases.toHttp(ctx.pipeline(), tunnel);
+                ch.read();
             } else {
                 refuse(ctx, done.cause());
             }

@@ -1,7 +1,7 @@
 package dev.sallyport.proxy.mitm;
 
 import dev.sallyport.ca.LeafMinter;
-import dev.sallyport.proxy.http.TunnelTarget;
+import dev.sallyport.proxy.internal.TunnelTarget;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.handler.ssl.SniHandler;
 import io.netty.handler.ssl.SslContext;

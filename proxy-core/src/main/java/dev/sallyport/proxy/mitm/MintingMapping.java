@@ -2,7 +2,7 @@ package dev.sallyport.proxy.mitm;
 
 import dev.sallyport.ca.LeafCertificate;
 import dev.sallyport.ca.LeafMinter;
-import dev.sallyport.proxy.http.TunnelTarget;
+import dev.sallyport.proxy.internal.TunnelTarget;
 import io.netty.handler.ssl.SslContext;
 import io.netty.util.AsyncMapping;
 import io.netty.util.concurrent.EventExecutor;

@@ -1,6 +1,7 @@
 package dev.sallyport.proxy.mitm;
 
-import dev.sallyport.proxy.http.TunnelTarget;
+import dev.sallyport.proxy.internal.TunnelTarget;
+import dev.sallyport.proxy.internal.ClientPhases;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.internal.RelayHandler;
 import dev.sallyport.proxy.upstream.Destination;
@@ -25,18 +26,20 @@ public final class PassthroughHandler extends AbstractSniHandler<UpstreamLease> 
     private final ProxyContext context;
     private final UpstreamConnector connector;
     private final TunnelTarget tunnel;
+    private final ClientPhases phases;
     private final LongConsumer upCounter;
     private final LongConsumer downCounter;
     private final long helloTimeoutMillis;
     private ScheduledFuture<?> helloDeadline;
 
     public PassthroughHandler(ProxyContext context, UpstreamConnector connector, TunnelTarget tunnel,
-                              LongConsumer upCounter, LongConsumer downCounter) {
+                              ClientPhases phases, LongConsumer upCounter, LongConsumer downCounter) {
         super(0);   // the ClientHello deadline is ours: Netty's would close the tunnel without a word
         this.helloTimeoutMillis = context.policy().proxy().timeouts().tls().toMillis();
         this.context = context;
         this.connector = connector;
         this.tunnel = tunnel;
+        this.phases = phases;
         this.upCounter = upCounter;
         this.downCounter = downCounter;
     }
@@ -93,8 +96,7 @@ public final class PassthroughHandler extends AbstractSniHandler<UpstreamLease> 
         tunnel.audit().ip(lease.ip());
         upstream.pipeline().addLast(new RelayHandler(client, downCounter));
         client.closeFuture().addListener(f -> upstream.close());
-        ctx.pipeline().addAfter(ctx.name(), null, new RelayHandler(upstream, upCounter));
-        ctx.pipeline().remove(this);
+        phases.toPassthroughRelay(ctx.pipeline(), new RelayHandler(upstream, upCounter));
     }
 
     /** A ClientHello too long or malformed, or a client reset mid-hello: one audited refusal, no stack trace. */

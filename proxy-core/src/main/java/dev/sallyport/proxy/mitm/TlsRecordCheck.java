@@ -1,6 +1,7 @@
 package dev.sallyport.proxy.mitm;
 
-import dev.sallyport.proxy.http.TunnelTarget;
+import dev.sallyport.proxy.internal.TunnelTarget;
+import dev.sallyport.proxy.internal.ClientPhases;
 import dev.sallyport.proxy.internal.ProxyContext;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
@@ -17,10 +18,12 @@ public final class TlsRecordCheck extends ChannelInboundHandlerAdapter {
 
     private final ProxyContext context;
     private final TunnelTarget tunnel;
+    private final ClientPhases phases;
 
-    public TlsRecordCheck(ProxyContext context, TunnelTarget tunnel) {
+    public TlsRecordCheck(ProxyContext context, TunnelTarget tunnel, ClientPhases phases) {
         this.context = context;
         this.tunnel = tunnel;
+        this.phases = phases;
     }
 
     @Override
@@ -31,7 +34,7 @@ public final class TlsRecordCheck extends ChannelInboundHandlerAdapter {
             return;
         }
         if (msg instanceof ByteBuf buf && buf.getUnsignedByte(buf.readerIndex()) == HANDSHAKE) {
-            ctx.pipeline().remove(this);
+            phases.tlsChecked(ctx.pipeline());
             ctx.fireChannelRead(buf);
             return;
         }

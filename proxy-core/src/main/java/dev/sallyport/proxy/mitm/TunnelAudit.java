@@ -1,7 +1,7 @@
 package dev.sallyport.proxy.mitm;
 
 import dev.sallyport.proxy.events.ProxyEvent;
-import dev.sallyport.proxy.http.TunnelTarget;
+import dev.sallyport.proxy.internal.TunnelTarget;
 import dev.sallyport.proxy.internal.ProxyContext;
 import io.netty.handler.codec.DecoderException;
 import javax.net.ssl.SSLException;

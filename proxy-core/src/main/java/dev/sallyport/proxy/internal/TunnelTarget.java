@@ -1,4 +1,4 @@
-package dev.sallyport.proxy.http;
+package dev.sallyport.proxy.internal;
 
 import dev.sallyport.policy.Decision;
 import dev.sallyport.proxy.internal.AuditRecord;

@@ -1,4 +1,4 @@
-package dev.sallyport.proxy.http;
+package dev.sallyport.proxy.exchange;
 
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -13,7 +13,7 @@ import java.util.List;
  * bytes of that body would reach the upstream as a second request no policy decided; {@code Connection: Host}
  * would send a request without the name it was decided for.
  */
-final class HopHeaders {
+public final class HopHeaders {
 
     /** Names that {@code Connection} may never list. */
     private static final List<AsciiString> PROTECTED = List.of(HttpHeaderNames.CONTENT_LENGTH,
@@ -22,7 +22,7 @@ final class HopHeaders {
     private HopHeaders() {}
 
     /** The first protected header name that a {@code Connection} header lists (lower case), or null. */
-    static String protectedListed(HttpHeaders headers) {
+    public static String protectedListed(HttpHeaders headers) {
         for (String name : listed(headers)) {
             if (isProtected(name)) {
                 return name.toLowerCase(java.util.Locale.ROOT);
@@ -35,7 +35,7 @@ final class HopHeaders {
      * Strips hop-by-hop headers; keeps {@code Connection: upgrade} and {@code Upgrade} when upgrading. Never removes
      * a protected name even when listed (callers refuse such messages first; this is the second lock).
      */
-    static void strip(HttpHeaders headers, boolean keepUpgrade) {
+    public static void strip(HttpHeaders headers, boolean keepUpgrade) {
         for (String name : listed(headers)) {
             if (!(keepUpgrade && name.equalsIgnoreCase("upgrade")) && !isProtected(name)) {
                 headers.remove(name);

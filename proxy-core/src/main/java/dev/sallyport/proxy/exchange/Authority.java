@@ -1,4 +1,4 @@
-package dev.sallyport.proxy.http;
+package dev.sallyport.proxy.exchange;
 
 import dev.sallyport.policy.HostNames;
 

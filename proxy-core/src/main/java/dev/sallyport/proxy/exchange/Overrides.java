@@ -1,11 +1,10 @@
-package dev.sallyport.proxy.http;
+package dev.sallyport.proxy.exchange;
 
 import dev.sallyport.policy.Decision;
 import dev.sallyport.policy.PolicyEngine;
 import dev.sallyport.policy.Reasons;
 import dev.sallyport.policy.Rule;
 import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.handler.codec.http.HttpRequest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -32,9 +31,8 @@ final class Overrides {
     private Overrides() {}
 
     /** The refusal, or null when there is no override or the policy allows every reading. */
-    static GateResult.Refuse check(HttpRequest request, Authority target, String originForm, String client,
-                                   PolicyEngine engine) {
-        HttpHeaders headers = request.headers();
+    static RequestDecision.Refuse check(String method, HttpHeaders headers, Authority target, String originForm,
+                                        String client, PolicyEngine engine) {
         List<String> methods = values(headers, METHOD_HEADERS).stream().map(m -> m.toUpperCase(Locale.ROOT)).toList();
         List<String> paths = values(headers, URL_HEADERS);
         if (methods.isEmpty() && paths.isEmpty()) {
@@ -42,26 +40,26 @@ final class Overrides {
         }
         for (String m : methods) {
             if (!Rule.isMethodToken(m)) {
-                return new GateResult.Refuse(400, INVALID, null, target);
+                return new RequestDecision.Refuse(400, INVALID, null);
             }
         }
         for (String p : paths) {
             if (!p.startsWith("/")) {
-                return new GateResult.Refuse(400, INVALID, null, target);
+                return new RequestDecision.Refuse(400, INVALID, null);
             }
         }
         List<String> allMethods = new ArrayList<>(methods);
-        allMethods.add(request.method().name());
+        allMethods.add(method);
         List<String> allPaths = new ArrayList<>(paths);
         allPaths.add(originForm);
         for (String m : allMethods) {
             for (String p : allPaths) {
                 Decision d = engine.onRequest(target.host(), target.port(), m, p, client);
                 if (d.reason().equals(Reasons.INVALID_PATH)) {
-                    return new GateResult.Refuse(400, INVALID, d, target);
+                    return new RequestDecision.Refuse(400, INVALID, d);
                 }
                 if (!d.permitsTraffic()) {
-                    return new GateResult.Refuse(403, p.equals(originForm) ? METHOD_DENIED : URL_DENIED, d, target);
+                    return new RequestDecision.Refuse(403, p.equals(originForm) ? METHOD_DENIED : URL_DENIED, d);
                 }
             }
         }

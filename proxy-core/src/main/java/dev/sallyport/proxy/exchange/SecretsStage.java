@@ -1,4 +1,4 @@
-package dev.sallyport.proxy.http;
+package dev.sallyport.proxy.exchange;
 
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.inject.ExchangeSecrets;
@@ -6,7 +6,6 @@ import dev.sallyport.proxy.inject.InjectionResult;
 import dev.sallyport.proxy.inject.RequestBodyGuard;
 import dev.sallyport.proxy.inject.ResponseDecodeException;
 import dev.sallyport.proxy.inject.ResponseScrubber;
-import dev.sallyport.proxy.inject.SecretReasons;
 import dev.sallyport.proxy.inject.SecretStore;
 import dev.sallyport.proxy.inject.UpstreamLeg;
 import dev.sallyport.proxy.internal.AuditRecord;
@@ -16,16 +15,13 @@ import dev.sallyport.proxy.websocket.MessageScrubHandler;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandler;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
-import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.LastHttpContent;
@@ -34,13 +30,13 @@ import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * The secrets side of one {@link Exchange}, where the data path calls {@code dev.sallyport.proxy.inject}:
+ * The secrets stage of every {@link Exchange}, where the core calls {@code dev.sallyport.proxy.inject}:
  * placeholders swapped in the request head (or the request refused), the request body checked chunk by chunk
  * before it goes upstream, and the response (head, body, trailers, or the messages of a WebSocket) scrubbed of
  * every real value before it goes to the client; a WebSocket's client messages are checked like a body. Lives on
  * the exchange's event loop.
  */
-final class SecretsStep {
+final class SecretsStage {
 
     private static final long DEFAULT_MAX_DECODED = 64L * 1024 * 1024;
 
@@ -48,6 +44,7 @@ final class SecretsStep {
     static final String EXTENSION_REFUSED = "websocket_extension_refused";
 
     private final ExchangeSecrets secrets;
+    private List<String> injected = List.of();
     private RequestBodyGuard guard;     // made at the first body chunk: most requests have none
     private ResponseScrubber scrubber;
     private HttpHeaders trailers;
@@ -55,23 +52,23 @@ final class SecretsStep {
     private ByteBufAllocator alloc;
     private long maxDecoded;
 
-    private SecretsStep(ExchangeSecrets secrets) {
+    private SecretsStage(ExchangeSecrets secrets) {
         this.secrets = secrets;
     }
 
     /**
      * The step for a request to {@code host} (normalized, bound to the CONNECT target) that goes upstream over
-     * TLS or not ({@code tls}); null when there is nothing to inject, refuse or scrub (no secrets now, and no value
+     * {@code leg}; null when there is nothing to inject, refuse or scrub (no secrets now, and no value
      * loaded before a reload removed them).
      */
-    static SecretsStep open(SecretStore store, String host, boolean tls) {
-        UpstreamLeg leg = tls ? UpstreamLeg.TLS : UpstreamLeg.CLEARTEXT;
-        return store.idle() ? null : new SecretsStep(store.exchange(host, leg));
+    static SecretsStage open(SecretStore store, String host, UpstreamLeg leg) {
+        return store.idle() ? null : new SecretsStage(store.exchange(host, leg));
     }
 
     /**
-     * Swaps placeholders in {@code head} (after hop-by-hop stripping). Returns the refusal (audited with the
-     * secret's name, nothing changed), or null after recording the injected names and emitting their events.
+     * Swaps placeholders in {@code head} (the request as it will go upstream). Returns the refusal (audited with the
+     * secret's name, nothing changed), or null. The names injected count only once the head went out
+     * ({@link #sent}).
      */
     InjectionResult.Refused inject(HttpRequest head, AuditRecord audit, ProxyContext context, ByteBufAllocator alloc) {
         switch (secrets.inject(head)) {
@@ -80,10 +77,7 @@ final class SecretsStep {
                 return r;
             }
             case InjectionResult.Injected i -> {
-                if (!i.secrets().isEmpty()) {
-                    audit.secrets(i.secrets());
-                    i.secrets().forEach(s -> context.emit(new ProxyEvent.SecretInjected(context.clock().instant(), s)));
-                }
+                injected = i.secrets();
                 long cap = context.policy().proxy().limits().maxBodyBytes();
                 this.alloc = alloc;
                 maxDecoded = cap > 0 ? cap : DEFAULT_MAX_DECODED;
@@ -98,29 +92,20 @@ final class SecretsStep {
     }
 
     /**
-     * Answers a request the secrets refused before anything went upstream: 403, audited with the secret's name.
-     * A {@code secret_required} refusal of a keep-alive request without a body keeps the connection (and the
-     * tunnel) open; other refusals close it.
+     * The head carrying the injected values was written upstream: only now do they count (audit field and one
+     * {@code SecretInjected} event per name). A request refused at the dial check never injected anything.
      */
-    static void refuse(FrontendHandler frontend, HttpRequest request, InjectionResult.Refused refused,
-                       AuditRecord audit) {
-        audit.denied(refused.reason());
-        boolean bodyless = !HttpUtil.isTransferEncodingChunked(request) && HttpUtil.getContentLength(request, 0L) == 0;
-        if (!refused.reason().equals(SecretReasons.REQUIRED) || !bodyless || !HttpUtil.isKeepAlive(request)) {
-            frontend.refuse(403, refused.reason(), audit, null);
-            return;
+    void sent(AuditRecord audit, ProxyContext context) {
+        if (!injected.isEmpty()) {
+            audit.secrets(injected);
+            injected.forEach(s -> context.emit(new ProxyEvent.SecretInjected(context.clock().instant(), s)));
+            injected = List.of();
         }
-        audit.status(403);
-        frontend.context.emit(new ProxyEvent.Decided(frontend.context.clock().instant(), "request", audit.fields()));
-        FullHttpResponse response = Responses.error(frontend.ctx.alloc(), 403, refused.reason(), null);
-        response.headers().remove(HttpHeaderNames.CONNECTION);
-        frontend.ctx.writeAndFlush(response).addListener((ChannelFutureListener) done -> {
-            if (done.isSuccess()) {
-                frontend.nextRequest(true);
-            } else {
-                frontend.ctx.close();
-            }
-        });
+    }
+
+    /** True when this stage's secrets are bound to {@code host} (the destination the exchange dialed). */
+    boolean boundTo(String host) {
+        return secrets.host().equals(host);
     }
 
     /** Checks one request body chunk (and the trailers of the last) before it is forwarded; the refusal or null. */
@@ -199,6 +184,6 @@ final class SecretsStep {
 
     @Override
     public String toString() {
-        return "SecretsStep[" + secrets + "]";
+        return "SecretsStage[" + secrets + "]";
     }
 }

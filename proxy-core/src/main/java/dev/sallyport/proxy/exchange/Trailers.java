@@ -1,4 +1,4 @@
-package dev.sallyport.proxy.http;
+package dev.sallyport.proxy.exchange;
 
 import io.netty.handler.codec.http.HttpHeaders;
 import java.util.Locale;
@@ -11,9 +11,9 @@ import java.util.Set;
  * something the proxy never checked. A request with one is refused ({@code 400 forbidden_trailer}) by the framing
  * guard as it reads the trailer section; in a response they are removed.
  */
-final class Trailers {
+public final class Trailers {
 
-    static final String FORBIDDEN = "forbidden_trailer";
+    public static final String FORBIDDEN = "forbidden_trailer";
 
     private static final Set<String> NAMES = Set.of("content-length", "transfer-encoding", "host", "connection",
             "keep-alive", "proxy-connection", "te", "trailer", "upgrade", "authorization", "proxy-authorization",
@@ -27,7 +27,7 @@ final class Trailers {
     private Trailers() {}
 
     /** True for a field name (lower case) that a trailer section may not carry. */
-    static boolean isForbidden(String lowerCaseName) {
+    public static boolean isForbidden(String lowerCaseName) {
         return NAMES.contains(lowerCaseName);
     }
 

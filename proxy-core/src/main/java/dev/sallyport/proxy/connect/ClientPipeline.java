@@ -1,0 +1,152 @@
+package dev.sallyport.proxy.connect;
+
+import dev.sallyport.ca.LeafMinter;
+import dev.sallyport.policy.Limits;
+import dev.sallyport.policy.Policy;
+import dev.sallyport.proxy.exchange.ExchangeCore;
+import dev.sallyport.proxy.http.FrontendHandler;
+import dev.sallyport.proxy.http.HttpFramingGuard;
+import dev.sallyport.proxy.internal.ClientPhases;
+import dev.sallyport.proxy.internal.ProxyContext;
+import dev.sallyport.proxy.internal.TunnelTarget;
+import dev.sallyport.proxy.limits.ClientKey;
+import dev.sallyport.proxy.mitm.InterceptHandshakeHandler;
+import dev.sallyport.proxy.mitm.InterceptSniHandler;
+import dev.sallyport.proxy.mitm.PassthroughHandler;
+import dev.sallyport.proxy.mitm.ServerContexts;
+import dev.sallyport.proxy.mitm.TlsRecordCheck;
+import dev.sallyport.proxy.upstream.UpstreamConnector;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelPipeline;
+import io.netty.handler.codec.http.HttpDecoderConfig;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.timeout.IdleStateHandler;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Owns every client connection's pipeline: the handler names and each change of phase. Nothing else adds or
+ * removes a client handler; handlers that end a phase ask through {@link ClientPhases}.
+ *
+ * <pre>
+ * accept     bytes, idle, idle-closer
+ * HTTP       + guard, codec, connect, frontend            (FrontendHandler feeds the exchange core)
+ * tunnel     - guard, codec, connect, frontend  + tls-check, then
+ *              intercept: sni, handshake  -> HTTP again (guard, codec, frontend bound to the tunnel)
+ *              passthrough: passthrough   -> relay
+ * upgraded   - guard, codec, frontend  + WebSocket guard (with secrets), relay
+ * </pre>
+ */
+public final class ClientPipeline implements ClientPhases {
+
+    static final String COUNTER = "sallyport-bytes";
+    static final String IDLE = "sallyport-idle";
+    static final String IDLE_CLOSER = "sallyport-idle-closer";
+    static final String CONNECT = "sallyport-connect";
+    static final String GUARD = "sallyport-http-guard";
+    static final String CODEC = "sallyport-http-codec";
+    static final String FRONTEND = "sallyport-frontend";
+    static final String TLS_CHECK = "sallyport-tls-check";
+    static final String SNI = "sallyport-sni";
+    static final String HANDSHAKE = "sallyport-handshake";
+    static final String PASSTHROUGH = "sallyport-passthrough";
+    static final String RELAY = "sallyport-relay";
+
+    /** A request head must arrive within this long after its first byte (slowloris): idle, at most 30 s. */
+    static final Duration MAX_HEAD_DEADLINE = Duration.ofSeconds(30);
+
+    private final ProxyContext context;
+    private final ExchangeCore core;
+    private final UpstreamConnector connector;
+    private final LeafMinter minter;
+    private final ServerContexts serverContexts;
+
+    ClientPipeline(ProxyContext context, ExchangeCore core, UpstreamConnector connector, LeafMinter minter,
+                   ServerContexts serverContexts) {
+        this.context = context;
+        this.core = core;
+        this.connector = connector;
+        this.minter = minter;
+        this.serverContexts = serverContexts;
+    }
+
+    /** The accept and HTTP phases of a new connection, with the CONNECT handler in front of the HTTP front end. */
+    void install(Channel ch, ClientKey client) {
+        ChannelPipeline p = ch.pipeline();
+        ByteCounter counter = new ByteCounter();
+        p.addLast(COUNTER, counter);
+        long idle = context.policy().proxy().timeouts().idle().toMillis();
+        p.addLast(IDLE, new IdleStateHandler(0, 0, idle, TimeUnit.MILLISECONDS));
+        p.addLast(IDLE_CLOSER, new FrontendInitializer.IdleCloser());
+        addHttp(p, null);
+        p.addBefore(FRONTEND, CONNECT, new ConnectHandler(context, this, counter, client));
+    }
+
+    /** An allowed CONNECT was answered 200: the HTTP phase goes, the tunnel phase begins. */
+    void toTunnel(ChannelPipeline p, TunnelTarget tunnel, boolean passthrough) {
+        p.addLast(TLS_CHECK, new TlsRecordCheck(context, tunnel, this));
+        if (passthrough) {
+            p.addLast(PASSTHROUGH, new PassthroughHandler(context, connector, tunnel, this, n -> { }, n -> { }));
+        } else {
+            long tlsTimeout = context.policy().proxy().timeouts().tls().toMillis();
+            p.addLast(SNI, new InterceptSniHandler(minter, serverContexts, tunnel, p.channel().eventLoop(),
+                    tlsTimeout));
+            p.addLast(HANDSHAKE, new InterceptHandshakeHandler(context, tunnel, this));
+        }
+        p.remove(FRONTEND);
+        p.remove(GUARD);
+        p.remove(CODEC);
+        p.remove(CONNECT);
+    }
+
+    @Override
+    public void tlsChecked(ChannelPipeline pipeline) {
+        pipeline.remove(TLS_CHECK);
+    }
+
+    @Override
+    public void toHttp(ChannelPipeline pipeline, TunnelTarget tunnel) {
+        addHttp(pipeline, tunnel);
+        pipeline.remove(HANDSHAKE);
+    }
+
+    @Override
+    public Channel toRelay(ChannelPipeline pipeline, List<ChannelHandler> inbound) {
+        for (int i = 0; i < inbound.size(); i++) {
+            pipeline.addLast(i == inbound.size() - 1 ? RELAY : RELAY + "-" + i, inbound.get(i));
+        }
+        pipeline.remove(FRONTEND);
+        pipeline.remove(CODEC);
+        pipeline.remove(GUARD);
+        return pipeline.channel();
+    }
+
+    @Override
+    public void toPassthroughRelay(ChannelPipeline pipeline, ChannelHandler relay) {
+        pipeline.addAfter(PASSTHROUGH, RELAY, relay);
+        pipeline.remove(PASSTHROUGH);
+    }
+
+    /** Framing guard, Netty's codec configured strictly (the guard refused what it would accept leniently), front end. */
+    private void addHttp(ChannelPipeline p, TunnelTarget tunnel) {
+        Policy policy = context.policy();
+        Limits limits = policy.proxy().limits();
+        HttpDecoderConfig config = new HttpDecoderConfig()
+                .setMaxInitialLineLength(limits.maxInitialLineBytes() + 64)
+                .setMaxHeaderSize(limits.maxHeaderBytes() + 64)
+                .setMaxChunkSize(64 * 1024)
+                .setAllowDuplicateContentLengths(false)
+                .setAllowPartialChunks(true)
+                .setStrictLineParsing(true)
+                .setValidateHeaders(true);
+        p.addLast(GUARD, new HttpFramingGuard(limits, headDeadline(policy.proxy().timeouts().idle())));
+        p.addLast(CODEC, new HttpServerCodec(config));
+        p.addLast(FRONTEND, new FrontendHandler(core, tunnel, this));
+    }
+
+    static Duration headDeadline(Duration idle) {
+        return idle.compareTo(MAX_HEAD_DEADLINE) < 0 ? idle : MAX_HEAD_DEADLINE;
+    }
+}

@@ -1,0 +1,347 @@
+package dev.sallyport.proxy.exchange;
+
+import dev.sallyport.proxy.events.ProxyEvent;
+import dev.sallyport.proxy.inject.InjectionResult;
+import dev.sallyport.proxy.internal.AuditRecord;
+import dev.sallyport.proxy.internal.ProxyContext;
+import dev.sallyport.proxy.upstream.Destination;
+import dev.sallyport.proxy.upstream.UpstreamConnector;
+import dev.sallyport.proxy.upstream.UpstreamFailure;
+import dev.sallyport.proxy.upstream.UpstreamInitializer;
+import dev.sallyport.proxy.upstream.UpstreamLease;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.ScheduledFuture;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One request and its response through the core, on its client's event loop. Made by {@link ExchangeCore} once the
+ * request was decided and its secrets injected; from then on it dials, checks the dialed address, admits the
+ * decision to the audit log, writes the request (the body checked part by part, under back-pressure), and hands
+ * the response to {@link ResponseFlow}. It ends exactly once, with one {@code ExchangeCompleted} record.
+ *
+ * <p>Its state is a {@link State}: {@code Dialing} (body parts that came early wait), {@code Open} (request and
+ * response streaming on a lease), {@code Upgraded} (a WebSocket relay owns both connections), {@code Ended}. The
+ * request body's own progress is a {@link RequestBody}.
+ */
+public final class Exchange {
+
+    static final Logger LOGGER = LoggerFactory.getLogger(Exchange.class);
+
+    /** Where the exchange is. */
+    sealed interface State {
+        /** Waiting for the upstream connection; body parts that arrive meanwhile wait here. */
+        record Dialing(ArrayDeque<HttpContent> pending) implements State {}
+
+        /** Request and response streaming on {@code lease}. */
+        record Open(UpstreamLease lease) implements State {}
+
+        /** A WebSocket relay owns both connections; the exchange's record is written. */
+        record Upgraded() implements State {}
+
+        /** Recorded and over. */
+        record Ended() implements State {}
+    }
+
+    /** How far the request body has come from the client. */
+    enum RequestBody { STREAMING, COMPLETE }
+
+    final ProxyContext context;
+    final Downstream down;
+    final AuditRecord audit;
+    final Destination destination;
+    final HttpRequest upstreamHead;
+    final SecretsStage secrets;     // null when the proxy has no secrets (and never had)
+    final boolean websocket;
+    private final UpstreamConnector connector;
+    private final long startNanos = System.nanoTime();
+    private final ResponseFlow response;
+    private State state = new State.Dialing(new ArrayDeque<>());
+    private RequestBody requestBody;
+    private ScheduledFuture<?> headerTimer;
+    private long bytesUp;
+    private long bytesDown;
+
+    Exchange(ProxyContext context, UpstreamConnector connector, Downstream down, AuditRecord audit,
+             Destination destination, HttpRequest upstreamHead, SecretsStage secrets, boolean websocket) {
+        this.context = context;
+        this.connector = connector;
+        this.down = down;
+        this.audit = audit;
+        this.destination = destination;
+        this.upstreamHead = upstreamHead;
+        this.secrets = secrets;
+        this.websocket = websocket;
+        this.requestBody = RequestBody.STREAMING;     // until the last part, which every request has
+        this.response = new ResponseFlow(this);
+    }
+
+    /** Dials the destination (after the core decided); the request goes out once the dialed address is checked. */
+    void dial(Future<UpstreamLease> lease) {
+        context.exchangeStarted();
+        lease.addListener(done -> upstreamReady(lease));
+    }
+
+    /** True while the client's request body still flows into this exchange. */
+    public boolean awaitingRequestBody() {
+        return requestBody == RequestBody.STREAMING && !(state instanceof State.Ended);
+    }
+
+    /** True until the exchange ended (or became a WebSocket relay): its own timeouts apply, not the client's idle. */
+    public boolean inProgress() {
+        return state instanceof State.Dialing || state instanceof State.Open;
+    }
+
+    private void upstreamReady(Future<UpstreamLease> future) {
+        if (!future.isSuccess()) {
+            UpstreamFailure failure = (UpstreamFailure) future.cause();
+            audit.ip(failure.ip());
+            if (failure.status() == 403) {
+                audit.denied(failure.reason());
+            }
+            context.emit(new ProxyEvent.Decided(context.clock().instant(), "request", audit.fields()));
+            upstreamFailed(failure.status(), failure.reason(), failure.getMessage());
+            return;
+        }
+        UpstreamLease lease = future.getNow();
+        audit.ip(lease.ip());
+        boolean admitted = context.admit(new ProxyEvent.Decided(context.clock().instant(), "request",
+                audit.fields()));
+        if (!(state instanceof State.Dialing dialing)) {
+            connector.release(lease, false);    // ended while dialing (the client went away)
+            return;
+        }
+        if (!admitted) {    // nothing goes upstream that the audit log has not taken; the end record says why
+            connector.release(lease, false);
+            audit.denied("audit_unavailable");
+            end(503);
+            down.refuse(503, "audit_unavailable", null, false);
+            return;
+        }
+        if (secrets != null && !secrets.boundTo(lease.destination().host())) {
+            connector.release(lease, false);    // never: the lease is for the destination the secrets are bound to
+            upstreamFailed(502, "upstream_failed", "the dialed destination is not the one the secrets were bound to");
+            return;
+        }
+        state = new State.Open(lease);
+        Channel upstream = lease.channel();
+        upstream.pipeline().addLast(UpstreamHandler.NAME, new UpstreamHandler(this, response));
+        upstream.attr(UpstreamInitializer.AWAITING_HEAD).set(true);
+        upstream.write(upstreamHead).addListener((ChannelFutureListener) f -> {
+            if (f.isSuccess() && secrets != null) {
+                secrets.sent(audit, context);   // the value went out: now it counts as injected
+            }
+        });
+        for (HttpContent part : dialing.pending()) {
+            upstream.write(part);
+        }
+        dialing.pending().clear();
+        upstream.flush();
+        long timeout = context.policy().proxy().timeouts().responseHeaders().toNanos();
+        headerTimer = down.channel().eventLoop().schedule(() -> upstreamFailed(504, "upstream_timeout", "client "
+                + audit.client() + " => " + destination.text() + ": no response headers within "
+                + timeout / 1_000_000 + " ms"), timeout, TimeUnit.NANOSECONDS);
+        upstream.read();
+        if (requestBody == RequestBody.STREAMING) {
+            down.readRequestBody();
+        }
+    }
+
+    /**
+     * A part of the request body from the client: checked, then forwarded (or kept until the connection is up).
+     * Every request's body ends with a {@link LastHttpContent}, an empty one for a request without a body.
+     */
+    public void requestBody(HttpContent content) {
+        boolean last = content instanceof LastHttpContent;
+        InjectionResult.Refused refused = secrets == null ? null : secrets.checkBody(content);
+        if (refused != null) {      // nothing of this part goes upstream; the upstream connection is dropped
+            content.release();
+            audit.denied(refused.reason()).secrets(List.of(refused.secret()));
+            refuseDuringRequest(403, refused.reason());
+            return;
+        }
+        bytesUp += content.content().readableBytes();
+        if (last) {
+            requestBody = RequestBody.COMPLETE;
+        }
+        switch (state) {
+            case State.Dialing d -> d.pending().add(content);
+            case State.Open o -> o.lease().channel().writeAndFlush(content).addListener((ChannelFutureListener) f -> {
+                if (!f.isSuccess()) {
+                    upstreamFailed(502, "upstream_write_failed", "sending the request body failed");
+                } else if (!last && state == o) {
+                    down.readRequestBody();
+                }
+            });
+            default -> content.release();
+        }
+    }
+
+    /** The client's request broke its framing (or a limit) mid-body: the exchange is refused with that answer. */
+    public void requestViolation(int status, String reason) {
+        refuseDuringRequest(status, reason);
+    }
+
+    private void refuseDuringRequest(int status, String reason) {
+        audit.reason(reason);
+        dropUpstream();
+        fail(status, reason, null);
+    }
+
+    /** Ends the exchange with an answer of {@code status}, or, once the response started, by ending the client's. */
+    private void fail(int status, String reason, String detail) {
+        if (response.started()) {
+            end(response.status());
+            down.abort();
+        } else {
+            end(status);
+            down.refuse(status, reason, detail, false);
+        }
+    }
+
+    /** The upstream side failed: a 502/504 if nothing was sent yet, otherwise the client connection ends. */
+    void upstreamFailed(int status, String reason, String message) {
+        if (!inProgress() || response.lastSent()) {
+            return;     // after the last part of the response is written, its write listener ends the exchange
+        }
+        dropUpstream();
+        audit.reason(reason);
+        if (status != 403) {
+            LOGGER.warn("{}", message);
+        }
+        fail(status, reason, message);
+    }
+
+    /** The client connection closed: the exchange ends (499 when no response had started). */
+    public void downstreamClosed() {
+        if (inProgress()) {
+            audit.reason("client_closed");
+            dropUpstream();
+            end(response.started() ? response.status() : 499);
+        }
+    }
+
+    /** The client drained its outbound buffer. */
+    public void downstreamWritable() {
+        if (state instanceof State.Open) {
+            response.downstreamWritable();
+        }
+    }
+
+    /** The lease in use, or null before the dial completed and after the exchange. */
+    UpstreamLease lease() {
+        return state instanceof State.Open o ? o.lease() : null;
+    }
+
+    RequestBody requestProgress() {
+        return requestBody;
+    }
+
+    void cancelHeaderTimer() {
+        if (headerTimer != null) {
+            headerTimer.cancel(false);
+            headerTimer = null;
+        }
+    }
+
+    void countDown(long bytes) {
+        bytesDown += bytes;
+    }
+
+    long bytesUp() {
+        return bytesUp;
+    }
+
+    long bytesDown() {
+        return bytesDown;
+    }
+
+    long elapsedMs() {
+        return (System.nanoTime() - startNanos) / 1_000_000;
+    }
+
+    /** After the last part of the response was written: the connection goes back to the pool or closes. */
+    void responseWritten(boolean success, boolean reusable) {
+        UpstreamLease lease = lease();
+        if (lease != null) {
+            removeHandler(lease.channel());
+            connector.release(lease, success && reusable && requestBody == RequestBody.COMPLETE);
+        }
+        end(response.status());
+        down.ended(success && response.clientMayStayOpen());
+    }
+
+    /** The 101 went out: the relay takes both connections over; the exchange's record is written now. */
+    void upgraded() {
+        UpstreamLease lease = lease();
+        if (lease == null) {
+            return;
+        }
+        removeHandler(lease.channel());
+        cancelHeaderTimer();
+        state = new State.Upgraded();
+        audit.status(101);
+        context.emit(new ProxyEvent.ExchangeCompleted(context.clock().instant(), audit.fields()));
+        context.exchangeFinished();
+        WebSocketStage.start(this, lease.channel(), response.takeEarlyBytes());
+    }
+
+    /** The 101 could not be written to the client. */
+    void upgradeFailed() {
+        UpstreamLease lease = lease();
+        end(101);
+        if (lease != null) {
+            lease.channel().close();
+        }
+        down.abort();
+    }
+
+    private void dropUpstream() {
+        cancelHeaderTimer();
+        UpstreamLease lease = lease();
+        if (lease != null) {
+            removeHandler(lease.channel());
+            connector.release(lease, false);
+        }
+    }
+
+    private static void removeHandler(Channel upstream) {
+        if (upstream.pipeline().get(UpstreamHandler.NAME) != null) {
+            upstream.pipeline().remove(UpstreamHandler.NAME);
+        }
+    }
+
+    /** Records the end once: status, bytes, duration. */
+    private void end(int status) {
+        if (!inProgress()) {
+            return;
+        }
+        if (state instanceof State.Dialing d) {
+            d.pending().forEach(ReferenceCountUtil::release);
+        }
+        state = new State.Ended();
+        cancelHeaderTimer();
+        response.close();
+        if (secrets != null) {
+            secrets.close();
+        }
+        audit.status(status).bytes(bytesUp, bytesDown).duration(elapsedMs());
+        context.emit(new ProxyEvent.ExchangeCompleted(context.clock().instant(), audit.fields()));
+        context.exchangeFinished();
+    }
+
+    /** Bytes that came after a WebSocket 101, for the relay. */
+    void upgradedBytes(ByteBuf raw) {
+        response.earlyBytes(raw);
+    }
+}

@@ -1,0 +1,156 @@
+package dev.sallyport.proxy.exchange;
+
+import dev.sallyport.proxy.events.ProxyEvent;
+import dev.sallyport.proxy.inject.InjectionResult;
+import dev.sallyport.proxy.inject.SecretReasons;
+import dev.sallyport.proxy.inject.UpstreamLeg;
+import dev.sallyport.proxy.internal.AuditRecord;
+import dev.sallyport.proxy.internal.ProxyContext;
+import dev.sallyport.proxy.reload.Snapshot;
+import dev.sallyport.proxy.upstream.Destination;
+import dev.sallyport.proxy.upstream.UpstreamConnector;
+import io.netty.handler.codec.http.DefaultHttpRequest;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpVersion;
+
+/**
+ * Where every front end hands its requests: the core alone decides, dials, injects, relays, scrubs and records, in
+ * one order, whatever protocol the request came in. For each request it takes one {@link Snapshot} (policy and
+ * secrets), runs {@link RequestDecision}, builds the request as it will go upstream and lets the secrets stage
+ * swap placeholders (or refuse), then an {@link Exchange} dials, checks the dialed address, admits the decision to
+ * the audit log and relays. A front end only turns its protocol into an {@link ExchangeRequest} and a
+ * {@link Downstream}; it cannot skip a stage because it never sees one.
+ */
+public final class ExchangeCore {
+
+    private final ProxyContext context;
+    private final UpstreamConnector connector;
+
+    public ExchangeCore(ProxyContext context, UpstreamConnector connector) {
+        this.context = context;
+        this.connector = connector;
+    }
+
+    public ProxyContext context() {
+        return context;
+    }
+
+    /**
+     * Starts an exchange for {@code request}; its response comes through {@code down}. Returns the exchange, or
+     * null when the request was refused at once (recorded, and answered through {@code down}).
+     */
+    public Exchange start(ExchangeRequest request, Downstream down) {
+        AuditRecord audit = record(request.origin(), request.method(), request.originForm());
+        audit.target(request.target().host(), request.target().port());
+        if (context.draining()) {
+            refuse(audit, 503, "shutting_down", down, false);
+            return null;
+        }
+        if (!context.auditAccepting()) {
+            refuse(audit, 503, "audit_unavailable", down, false);
+            return null;
+        }
+        Snapshot snapshot = context.snapshot();   // decision, dial check, injection and scrubbing all from this one
+        switch (RequestDecision.decide(request, snapshot.engine())) {
+            case RequestDecision.Refuse r -> {
+                if (r.decision() != null) {
+                    audit.decision(r.decision());
+                }
+                refuse(audit, r.status(), r.reason(), down, false);
+                return null;
+            }
+            case RequestDecision.Allow a -> audit.decision(a.decision());
+        }
+        boolean websocket = request.upgrade() == ExchangeRequest.Upgrade.WEBSOCKET;
+        HttpRequest head = upstreamHead(request, websocket);
+        SecretsStage secrets = SecretsStage.open(snapshot.secrets(), request.target().host(), request.leg());
+        InjectionResult.Refused refused = secrets == null ? null
+                : secrets.inject(head, audit, context, down.channel().alloc());
+        boolean bodyless = request.body().empty();
+        if (refused != null) {
+            // a missing required secret on a request without a body leaves the connection (and the tunnel) open
+            refuse(audit.denied(refused.reason()), 403, refused.reason(), down,
+                    refused.reason().equals(SecretReasons.REQUIRED) && bodyless);
+            return null;
+        }
+        Destination dest = new Destination(request.target().host(), request.target().port(),
+                request.leg() == UpstreamLeg.TLS, true);
+        // The request's decision is recorded once the dial check has run (Exchange.upstreamReady): an address
+        // denied by network.deny must be counted as a deny, not as the rule's allow.
+        Exchange exchange = new Exchange(context, connector, down, audit, dest, head, secrets, websocket);
+        exchange.dial(connector.acquire(dest, snapshot.engine(), down.channel().eventLoop(), audit.client()));
+        return exchange;
+    }
+
+    /**
+     * Records and answers a request its front end could not read into an {@link ExchangeRequest} (malformed, a
+     * target that names another host, a protocol it refuses). {@code method}, {@code path} and {@code target} are
+     * what could be read (nullable).
+     */
+    public void refuseUnread(ExchangeRequest.Origin origin, String method, String path, Authority target, int status,
+                             String reason, Downstream down) {
+        AuditRecord audit = record(origin, method, path);
+        if (target != null) {
+            audit.target(target.host(), target.port());
+        }
+        refuse(audit, status, reason, down, false);
+    }
+
+    private AuditRecord record(ExchangeRequest.Origin origin, String method, String path) {
+        AuditRecord audit = new AuditRecord(context.nextId(), origin.client()).tls(origin.tls()).sni(origin.sni());
+        if (method != null) {
+            audit.request(method, path == null ? null : pathOnly(path));
+        }
+        return audit;
+    }
+
+    private void refuse(AuditRecord audit, int status, String reason, Downstream down, boolean keepOpen) {
+        if (audit.decision() == null) {
+            audit.denied(reason);
+        } else {
+            audit.reason(reason);
+        }
+        audit.status(status);
+        context.emit(new ProxyEvent.Decided(context.clock().instant(), "request", audit.fields()));
+        down.refuse(status, reason, null, keepOpen);
+    }
+
+    /**
+     * The request as it goes upstream: origin-form target, the end-to-end fields (hop-by-hop ones removed), and the
+     * framing the front end read, set here: never a copied header.
+     */
+    private static HttpRequest upstreamHead(ExchangeRequest request, boolean websocket) {
+        HttpRequest head = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.valueOf(request.method()),
+                request.originForm());
+        head.headers().set(request.headers());
+        HopHeaders.strip(head.headers(), false);
+        head.headers().remove(HttpHeaderNames.CONTENT_LENGTH);
+        head.headers().remove(HttpHeaderNames.TRANSFER_ENCODING);
+        switch (request.body()) {
+            case ExchangeRequest.BodyShape.None n -> { }
+            case ExchangeRequest.BodyShape.Length l -> head.headers().set(HttpHeaderNames.CONTENT_LENGTH, l.bytes());
+            case ExchangeRequest.BodyShape.Stream s ->
+                    head.headers().set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+        }
+        if (websocket) {
+            head.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.UPGRADE);
+            head.headers().set(HttpHeaderNames.UPGRADE, HttpHeaderValues.WEBSOCKET);
+        }
+        return head;
+    }
+
+    /** The path of a request target without scheme, authority or query (what the audit record may hold). */
+    static String pathOnly(String uri) {
+        String path = uri;
+        int scheme = path.indexOf("://");
+        if (scheme > 0 && scheme < 8) {
+            int slash = path.indexOf('/', scheme + 3);
+            path = slash < 0 ? "/" : path.substring(slash);
+        }
+        int q = path.indexOf('?');
+        return q < 0 ? path : path.substring(0, q);
+    }
+}
