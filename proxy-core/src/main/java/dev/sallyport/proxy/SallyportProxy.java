@@ -67,6 +67,7 @@ public final class SallyportProxy implements AutoCloseable {
     private final ExecutorService mintExecutor;
     private final ExecutorService dnsExecutor;
     private final UpstreamConnector connector;
+    private final ExchangeCore core;
     private final AdminServer admin;
     private final PolicyHolder holder;
     private final AuditLog audit;
@@ -92,6 +93,7 @@ public final class SallyportProxy implements AutoCloseable {
         this.mintExecutor = mintExecutor;
         this.dnsExecutor = dnsExecutor;
         this.connector = connector;
+        this.core = new ExchangeCore(context, connector);
     }
 
     /**
@@ -284,6 +286,14 @@ public final class SallyportProxy implements AutoCloseable {
     /** The secret store in force (swapped with the policy, as one snapshot, on reload). */
     public SecretStore secrets() {
         return holder.snapshot().secrets();
+    }
+
+    /**
+     * The exchange core this proxy's front ends feed: a front end of the proxy's own (or a test's) hands it requests
+     * and gets every stage (decision, dial check, secrets, scrubbing, audit) without writing one.
+     */
+    ExchangeCore core() {
+        return core;
     }
 
     /** Blocks until every audit record queued so far is written. */
