@@ -207,7 +207,7 @@ public final class SallyportProxy implements AutoCloseable {
         });
         ExecutorService dnsExecutor = Executors.newVirtualThreadPerTaskExecutor();
         Resolver resolver = options.resolver() != null ? options.resolver() : Resolver.system(dnsExecutor);
-        UpstreamConnector connector = new UpstreamConnector(context, resolver, prepared.upstreamTls());
+        UpstreamConnector connector = new UpstreamConnector(context, resolver::resolve, prepared.upstreamTls());
         HostPort listen = options.listenOverride() != null ? options.listenOverride() : policy.proxy().listen();
         EventLoopGroup group = Transports.group(0);
         try {

@@ -56,13 +56,13 @@ public final class Exchange {
     /** How far the request body has come from the client. */
     enum RequestBody { STREAMING, COMPLETE }
 
-    final ProxyContext context;
-    final Downstream down;
-    final AuditRecord audit;
-    final Destination destination;
-    final HttpRequest upstreamHead;
-    final SecretsStage secrets;     // null when the proxy has no secrets (and never had)
-    final boolean websocket;
+    private final ProxyContext context;
+    private final Downstream down;
+    private final AuditRecord audit;
+    private final Destination destination;
+    private final HttpRequest upstreamHead;
+    private final SecretsStage secrets;     // null when the proxy has no secrets (and never had)
+    private final ExchangeRequest.Upgrade upgrade;
     private final UpstreamConnector connector;
     private final long startNanos = System.nanoTime();
     private final ResponseFlow response;
@@ -73,7 +73,7 @@ public final class Exchange {
     private long bytesDown;
 
     Exchange(ProxyContext context, UpstreamConnector connector, Downstream down, AuditRecord audit,
-             Destination destination, HttpRequest upstreamHead, SecretsStage secrets, boolean websocket) {
+             Destination destination, HttpRequest upstreamHead, SecretsStage secrets, ExchangeRequest.Upgrade upgrade) {
         this.context = context;
         this.connector = connector;
         this.down = down;
@@ -81,9 +81,41 @@ public final class Exchange {
         this.destination = destination;
         this.upstreamHead = upstreamHead;
         this.secrets = secrets;
-        this.websocket = websocket;
+        this.upgrade = upgrade;
         this.requestBody = RequestBody.STREAMING;     // until the last part, which every request has
         this.response = new ResponseFlow(this);
+    }
+
+    ProxyContext context() {
+        return context;
+    }
+
+    /** The client side. */
+    Downstream down() {
+        return down;
+    }
+
+    AuditRecord audit() {
+        return audit;
+    }
+
+    Destination destination() {
+        return destination;
+    }
+
+    /** The request as it went upstream (its method tells whether a response can have a body). */
+    HttpRequest upstreamHead() {
+        return upstreamHead;
+    }
+
+    /** The secrets stage, or null when the proxy has no secrets and never had. */
+    SecretsStage secrets() {
+        return secrets;
+    }
+
+    /** The protocol the request asked to switch to (a 101 to anything else is refused). */
+    ExchangeRequest.Upgrade upgrade() {
+        return upgrade;
     }
 
     /** Dials the destination (after the core decided); the request goes out once the dialed address is checked. */

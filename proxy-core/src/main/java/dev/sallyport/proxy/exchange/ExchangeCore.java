@@ -80,7 +80,7 @@ public final class ExchangeCore {
                 request.leg() == UpstreamLeg.TLS, true);
         // The request's decision is recorded once the dial check has run (Exchange.upstreamReady): an address
         // denied by network.deny must be counted as a deny, not as the rule's allow.
-        Exchange exchange = new Exchange(context, connector, down, audit, dest, head, secrets, websocket);
+        Exchange exchange = new Exchange(context, connector, down, audit, dest, head, secrets, request.upgrade());
         exchange.dial(connector.acquire(dest, snapshot.engine(), down.channel().eventLoop(), audit.client()));
         return exchange;
     }

@@ -35,6 +35,9 @@ final class ResponseFlow {
     /** Where the response is. */
     private enum Stage { AWAITING_HEAD, INTERIM, BODY, LAST_SENT, UPGRADING }
 
+    /** Whether the head written at the start of an upstream read still waits for that read's end to be flushed. */
+    private enum HeadFlush { DONE, AT_READ_END }
+
     /** What waits for the client to drain its buffer. */
     private enum Waiting { NOTHING, UPSTREAM_READ, SCRUBBED_BODY }
 
@@ -45,13 +48,13 @@ final class ResponseFlow {
     private Waiting waiting = Waiting.NOTHING;
     private ResponseFraming framing;
     private int status;
-    private boolean flushPending;
+    private HeadFlush headFlush = HeadFlush.DONE;
 
     ResponseFlow(Exchange exchange) {
         this.exchange = exchange;
         this.abortOnFailure = f -> {
             if (!f.isSuccess()) {
-                exchange.down.abort();
+                exchange.down().abort();
             }
         };
     }
@@ -77,20 +80,20 @@ final class ResponseFlow {
         exchange.cancelHeaderTimer();
         Channel upstream = exchange.lease().channel();
         upstream.attr(UpstreamInitializer.AWAITING_HEAD).set(false);
-        if (exchange.secrets != null) {
+        if (exchange.secrets() != null) {
             try {
-                exchange.secrets.scrubHead(response);
+                exchange.secrets().scrubHead(response);
             } catch (ResponseDecodeException e) {
                 ReferenceCountUtil.release(response);
                 exchange.upstreamFailed(502, SecretReasons.RESPONSE_DECODE_FAILED,
-                        "upstream " + exchange.destination.text() + ": " + e.getMessage());
+                        "upstream " + exchange.destination().text() + ": " + e.getMessage());
                 return;
             }
         }
         Refusal refusal = refusal(response);
         if (refusal != null) {
             ReferenceCountUtil.release(response);
-            exchange.upstreamFailed(502, refusal.reason(), "upstream " + exchange.destination.text() + ": "
+            exchange.upstreamFailed(502, refusal.reason(), "upstream " + exchange.destination().text() + ": "
                     + refusal.message());
             return;
         }
@@ -109,16 +112,16 @@ final class ResponseFlow {
         }
         status = code;
         stage = Stage.BODY;
-        framing = ResponseFraming.of(response, exchange.upstreamHead.method());
+        framing = ResponseFraming.of(response, exchange.upstreamHead().method());
         HopHeaders.strip(response.headers(), false);
         // Not flushed here: a body that came in the same read goes out with the head (one TLS record, one send);
         // the end of the upstream read flushes, so a head without a body waits no longer.
-        flushPending = true;
-        exchange.down.send(response, false).addListener((ChannelFutureListener) f -> {
+        headFlush = HeadFlush.AT_READ_END;
+        exchange.down().send(response, false).addListener((ChannelFutureListener) f -> {
             if (f.isSuccess()) {
                 upstream.read();
             } else {
-                exchange.down.abort();
+                exchange.down().abort();
             }
         });
     }
@@ -133,12 +136,12 @@ final class ResponseFlow {
                     + " (expected: only hop-by-hop headers)");
         }
         int code = response.status().code();
-        if (code == 101 && !exchange.websocket) {
+        if (code == 101 && exchange.upgrade() != ExchangeRequest.Upgrade.WEBSOCKET) {
             return new Refusal("upstream_bad_response", "101 Switching Protocols to a request that asked for no"
                     + " upgrade");
         }
         String accepted = response.headers().get(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
-        if (code == 101 && exchange.secrets != null && accepted != null) {
+        if (code == 101 && exchange.secrets() != null && accepted != null) {
             // the proxy offered none (SecretsStage), so it can read every frame: a compressed one could not be scrubbed
             return new Refusal(SecretsStage.EXTENSION_REFUSED, "accepted WebSocket extensions that were not offered: '"
                     + accepted + "' (expected: none)");
@@ -148,9 +151,9 @@ final class ResponseFlow {
 
     /** Flushes what {@link #head} wrote, at the end of the upstream read that carried it. */
     void readComplete() {
-        if (flushPending) {
-            flushPending = false;
-            exchange.down.flush();
+        if (headFlush == HeadFlush.AT_READ_END) {
+            headFlush = HeadFlush.DONE;
+            exchange.down().flush();
         }
     }
 
@@ -172,15 +175,15 @@ final class ResponseFlow {
 
     private void body(HttpContent content) {
         exchange.countDown(content.content().readableBytes());
-        if (exchange.secrets == null) {
+        if (exchange.secrets() == null) {
             forward(content);
             return;
         }
         try {
-            exchange.secrets.accept(content);
+            exchange.secrets().accept(content);
         } catch (ResponseDecodeException e) {
             exchange.upstreamFailed(502, SecretReasons.RESPONSE_DECODE_FAILED,
-                    "upstream " + exchange.destination.text() + ": " + e.getMessage());
+                    "upstream " + exchange.destination().text() + ": " + e.getMessage());
             return;
         }
         pumpScrubbed();
@@ -196,28 +199,28 @@ final class ResponseFlow {
             List<Object> parts = new ArrayList<>(2);
             boolean drained;
             try {
-                drained = exchange.secrets.drain(PUMP_BUDGET, parts);
+                drained = exchange.secrets().drain(PUMP_BUDGET, parts);
             } catch (ResponseDecodeException e) {     // mid-body: the client connection closes without the last part
                 exchange.upstreamFailed(502, SecretReasons.RESPONSE_DECODE_FAILED,
-                        "upstream " + exchange.destination.text() + ": " + e.getMessage());
+                        "upstream " + exchange.destination().text() + ": " + e.getMessage());
                 return;
             }
             if (drained && !parts.isEmpty() && parts.getLast() instanceof LastHttpContent last) {
                 for (int i = 0; i < parts.size() - 1; i++) {
-                    exchange.down.send((HttpContent) parts.get(i), false);
+                    exchange.down().send((HttpContent) parts.get(i), false);
                 }
                 forward(last);
                 return;
             }
             for (Object part : parts) {
-                exchange.down.send((HttpContent) part, false).addListener(abortOnFailure);
+                exchange.down().send((HttpContent) part, false).addListener(abortOnFailure);
             }
-            exchange.down.flush();
+            exchange.down().flush();
             if (drained) {
                 readOnWhenWritable();
                 return;
             }
-            if (!exchange.down.channel().isWritable()) {
+            if (!exchange.down().channel().isWritable()) {
                 waiting = Waiting.SCRUBBED_BODY;
                 return;
             }
@@ -232,7 +235,7 @@ final class ResponseFlow {
         stage = Stage.LAST_SENT;
         Trailers.strip(last.trailingHeaders());
         boolean reusable = framing.upstreamReusable();
-        exchange.down.send(last, true).addListener((ChannelFutureListener) f ->
+        exchange.down().send(last, true).addListener((ChannelFutureListener) f ->
                 exchange.responseWritten(f.isSuccess(), reusable));
     }
 
@@ -241,12 +244,12 @@ final class ResponseFlow {
      * high-water mark; above it, {@link #downstreamWritable} reads on once the client has drained it.
      */
     private void writeAndRead(HttpObject part) {
-        exchange.down.send(part, true).addListener(abortOnFailure);
+        exchange.down().send(part, true).addListener(abortOnFailure);
         readOnWhenWritable();
     }
 
     private void readOnWhenWritable() {
-        if (exchange.down.channel().isWritable()) {
+        if (exchange.down().channel().isWritable()) {
             exchange.lease().channel().read();
         } else {
             waiting = Waiting.UPSTREAM_READ;
@@ -268,8 +271,8 @@ final class ResponseFlow {
         status = 101;
         stage = Stage.UPGRADING;
         HopHeaders.strip(response.headers(), true);
-        Channel client = exchange.down.channel();
-        exchange.down.send(new DefaultFullHttpResponse(response.protocolVersion(), response.status(),
+        Channel client = exchange.down().channel();
+        exchange.down().send(new DefaultFullHttpResponse(response.protocolVersion(), response.status(),
                 client.alloc().buffer(0), response.headers(), EmptyHttpHeaders.INSTANCE), true)
                 .addListener((ChannelFutureListener) f -> {
                     if (f.isSuccess()) {

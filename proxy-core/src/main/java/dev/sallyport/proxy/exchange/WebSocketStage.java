@@ -36,12 +36,12 @@ final class WebSocketStage {
      * when they are added.
      */
     static void start(Exchange exchange, Channel upstream, ArrayDeque<ByteBuf> early) {
-        ProxyContext context = exchange.context;
-        AuditRecord audit = exchange.audit;
+        ProxyContext context = exchange.context();
+        AuditRecord audit = exchange.audit();
         AtomicLong up = new AtomicLong(exchange.bytesUp());
         AtomicLong down = new AtomicLong(exchange.bytesDown());
         AtomicReference<InjectionResult.Refused> refusal = new AtomicReference<>();
-        SecretsStage secrets = exchange.secrets;
+        SecretsStage secrets = exchange.secrets();
         List<ChannelHandler> clientSide = new ArrayList<>(2);
         if (secrets != null) {
             secrets.close();    // the HTTP scrubber; each message gets its own
@@ -52,7 +52,7 @@ final class WebSocketStage {
             }, upstream));
         }
         clientSide.add(new RelayHandler(upstream, up::addAndGet));
-        Channel client = exchange.down.becomeRelay(clientSide);
+        Channel client = exchange.down().becomeRelay(clientSide);
         ChannelPipeline pipeline = upstream.pipeline();
         if (secrets != null) {
             pipeline.addLast(secrets.messageScrubber());

@@ -166,9 +166,8 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter implemen
 
     @Override
     public void abort() {
-        current = null;
         closing();
-        ctx.close();
+        ctx.close();    // an exchange still open ends when the channel is inactive (downstreamClosed)
     }
 
     @Override

@@ -4,7 +4,6 @@ import dev.sallyport.policy.Decision;
 import dev.sallyport.policy.IpAddress;
 import dev.sallyport.policy.PolicyEngine;
 import dev.sallyport.policy.Timeouts;
-import dev.sallyport.proxy.Resolver;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.internal.Transports;
@@ -28,7 +27,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Gets an upstream connection for a destination. Resolves through the {@link Resolver}, checks EVERY address
+ * Gets an upstream connection for a destination. Resolves through the {@link HostLookup}, checks EVERY address
  * with {@code onDial}: if any address of a name is denied, the whole request is denied ({@code private_address},
  * fail closed: a name that mixes public and private addresses is a rebinding shape). Then dials exactly the
  * first checked address, never re-resolving. A keep-alive request first reuses an idle connection to the same
@@ -38,11 +37,11 @@ import java.util.concurrent.TimeUnit;
 public final class UpstreamConnector {
 
     private final ProxyContext context;
-    private final Resolver resolver;
+    private final HostLookup resolver;
     private final SslContext tls;
     private final UpstreamPool pool = new UpstreamPool();
 
-    public UpstreamConnector(ProxyContext context, Resolver resolver, SslContext tls) {
+    public UpstreamConnector(ProxyContext context, HostLookup resolver, SslContext tls) {
         this.context = context;
         this.resolver = resolver;
         this.tls = tls;
@@ -67,7 +66,7 @@ public final class UpstreamConnector {
         ScheduledFuture<?> timer = loop.schedule(() -> promise.tryFailure(new UpstreamFailure(504, "dns_timeout",
                 hop + "DNS lookup timed out after " + timeouts.connect().toMillis() + " ms", null)),
                 timeouts.connect().toNanos(), TimeUnit.NANOSECONDS);
-        resolver.resolve(dest.host()).whenComplete((addresses, error) -> loop.execute(() -> {
+        resolver.lookup(dest.host()).whenComplete((addresses, error) -> loop.execute(() -> {
             timer.cancel(false);
             if (promise.isDone()) {
                 return;
