@@ -5,7 +5,7 @@ import dev.sallyport.proxy.inject.InjectionResult;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.upstream.Destination;
-import dev.sallyport.proxy.upstream.UpstreamConnector;
+import dev.sallyport.proxy.upstream.Dialer;
 import dev.sallyport.proxy.upstream.UpstreamFailure;
 import dev.sallyport.proxy.upstream.UpstreamInitializer;
 import dev.sallyport.proxy.upstream.UpstreamLease;
@@ -63,7 +63,7 @@ public final class Exchange {
     private final HttpRequest upstreamHead;
     private final SecretsStage secrets;     // null when the proxy has no secrets (and never had)
     private final ExchangeRequest.Upgrade upgrade;
-    private final UpstreamConnector connector;
+    private final Dialer connector;
     private final long startNanos = System.nanoTime();
     private final ResponseFlow response;
     private State state = new State.Dialing(new ArrayDeque<>());
@@ -72,7 +72,7 @@ public final class Exchange {
     private long bytesUp;
     private long bytesDown;
 
-    Exchange(ProxyContext context, UpstreamConnector connector, Downstream down, AuditRecord audit,
+    Exchange(ProxyContext context, Dialer connector, Downstream down, AuditRecord audit,
              Destination destination, HttpRequest upstreamHead, SecretsStage secrets, ExchangeRequest.Upgrade upgrade) {
         this.context = context;
         this.connector = connector;

@@ -8,7 +8,7 @@ import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.reload.Snapshot;
 import dev.sallyport.proxy.upstream.Destination;
-import dev.sallyport.proxy.upstream.UpstreamConnector;
+import dev.sallyport.proxy.upstream.Dialer;
 import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
@@ -27,9 +27,9 @@ import io.netty.handler.codec.http.HttpVersion;
 public final class ExchangeCore {
 
     private final ProxyContext context;
-    private final UpstreamConnector connector;
+    private final Dialer connector;
 
-    public ExchangeCore(ProxyContext context, UpstreamConnector connector) {
+    public ExchangeCore(ProxyContext context, Dialer connector) {
         this.context = context;
         this.connector = connector;
     }

@@ -36,7 +36,7 @@ public final class UpstreamCodec extends CombinedChannelDuplexHandler<UpstreamCo
     private boolean upgraded;
     private String outOfStep;
 
-    UpstreamCodec(HttpDecoderConfig config) {
+    public UpstreamCodec(HttpDecoderConfig config) {
         init(new Decoder(config), new Encoder());
     }
 

@@ -34,7 +34,7 @@ import java.util.concurrent.TimeUnit;
  * destination, without a lookup, once the address that connection dialed passes {@code onDial} again under the
  * policy in force (a policy reload can take an address away; such a connection is closed, not reused).
  */
-public final class UpstreamConnector {
+public final class UpstreamConnector implements Dialer {
 
     private final ProxyContext context;
     private final HostLookup resolver;
@@ -51,6 +51,7 @@ public final class UpstreamConnector {
      * Completes on {@code loop}; fails with {@link UpstreamFailure}. {@code engine} is the policy the exchange was
      * decided by: its {@code network.deny} checks the address. {@code client} names the hop in errors.
      */
+    @Override
     public Future<UpstreamLease> acquire(Destination dest, PolicyEngine engine, EventLoop loop, String client) {
         Promise<UpstreamLease> promise = loop.newPromise();
         if (dest.http() && reuse(dest, engine, loop, promise)) {
@@ -100,6 +101,7 @@ public final class UpstreamConnector {
      * Returns a connection after a complete exchange; closes it unless {@code reusable} and still in step (every
      * request answered by exactly one response that ended at its framed length, nothing more received).
      */
+    @Override
     public void release(UpstreamLease lease, boolean reusable) {
         Channel ch = lease.channel();
         if (!reusable || !ch.isActive() || !lease.destination().http() || !UpstreamCodec.inStep(ch)) {
