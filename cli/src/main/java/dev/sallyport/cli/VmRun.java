@@ -14,8 +14,8 @@ import dev.sallyport.policy.Policy;
 import dev.sallyport.proxy.ProxyOptions;
 import dev.sallyport.proxy.inject.Placeholders;
 import dev.sallyport.proxy.SallyportProxy;
+import dev.sallyport.sandbox.internal.TrustFiles;
 import dev.sallyport.sandbox.net.SandboxNetwork;
-import dev.sallyport.sandbox.vm.GuestEnvironment;
 import dev.sallyport.sandbox.vm.NerdctlSpec;
 import dev.sallyport.sandbox.vm.ResourceLimits;
 import dev.sallyport.sandbox.vm.UserIds;
@@ -67,8 +67,8 @@ final class VmRun {
         Path trustDir = trustFiles(ca);
         SandboxNetwork network = SandboxNetwork.allocate(PROXY_PORT);
         NerdctlSpec nerdctl = NerdctlSpec.of(network, vmRuntime, image, command, workspace, UserIds.caller(workspace),
-                        trustDir.resolve("ca-bundle.pem"))
-                .withJavaTrustStore(trustDir.resolve("truststore.p12"))
+                        trustDir.resolve(TrustFiles.BUNDLE))
+                .withJavaTrustStore(trustDir.resolve(TrustFiles.P12))
                 .withSecrets(placeholders)
                 .with(ResourceLimits.DEFAULTS, System.console() != null, "nerdctl");
         var out = WriterStream.over(spec.commandLine().getOut());
@@ -90,9 +90,7 @@ final class VmRun {
         Files.createDirectories(base);
         Path dir = dryRun ? base : Files.createTempDirectory(base, "run-",
                 PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
-        Files.write(dir.resolve("ca-bundle.pem"), CaExport.pem(ca.certificate(), true));
-        Files.write(dir.resolve("truststore.p12"),
-                CaExport.p12(ca.certificate(), GuestEnvironment.TRUSTSTORE_PASSWORD.toCharArray(), true));
+        TrustFiles.write(dir, CaExport.pem(ca.certificate(), false));
         return dir;
     }
 

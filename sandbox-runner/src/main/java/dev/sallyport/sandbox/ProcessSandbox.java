@@ -99,7 +99,7 @@ public final class ProcessSandbox {
             HostAccounts.write(mounted, user, spec.hostHome());
             limits = Cgroups.create(spec.limits());
             String run = BwrapCommand.RUN_DIR;
-            Map<String, String> env = SandboxEnvironment.build(spec, run + "/" + TrustFiles.BUNDLE,
+            Map<String, String> env = SandboxEnvironment.forProcess(spec, run + "/" + TrustFiles.BUNDLE,
                     run + "/" + TrustFiles.P12);
             Optional<ResourceLimits> rlimits = limits.rlimits();
             int abi = Math.min(LandlockProbe.abi(), landlockAbiCap);

@@ -3,11 +3,15 @@ package dev.sallyport.sandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sallyport.sandbox.internal.SandboxEnvironmentTest;
 import java.io.BufferedReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -82,6 +86,21 @@ class SandboxBehaviourTest {
 
         Fixture.Run plain = f.run("env");
         assertThat(plain.out()).doesNotContain("HOST_ONLY").doesNotContain("host-value");
+    }
+
+    @Test
+    void theCommandSeesExactlyTheSharedVariableListAndNothingElse() throws Exception {
+        // env itself, no shell: a shell would add PWD and friends
+        SandboxSpec spec = SandboxSpec.builder(List.of("env"), f.workspace, f.proxy.getAddress(), f.caPem)
+                .hostHome(f.home).hostEnv(Map.of("TERM", "dumb", "HOST_ONLY", "host-value"))
+                .passEnv("HOST_ONLY").placeholder("GITHUB_TOKEN", "ph").build();
+        Fixture.Run r = f.run(spec, new byte[0]);
+        List<String> expected = new ArrayList<>(SandboxEnvironmentTest.PROCESS_BASE);
+        expected.add("HOST_ONLY");
+        expected.addAll(SandboxEnvironmentTest.ROUTING);
+        expected.add("GITHUB_TOKEN");
+        assertThat(r.out().lines().map(line -> line.substring(0, line.indexOf('='))))
+                .containsExactlyInAnyOrderElementsOf(expected);
     }
 
     @Test

@@ -3,30 +3,46 @@ package dev.sallyport.sandbox.internal;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
+import java.security.MessageDigest;
 import java.security.cert.Certificate;
+import java.security.cert.CertificateEncodingException;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.Collections;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Writes what the sandbox trusts: a PEM bundle (the proxy CA first, then the system roots) and the same as a
- * PKCS12 trust store for Java. Both hold certificates only; the store password is public ({@link #P12_PASSWORD}).
+ * Writes what a sandbox trusts, for both backends: a PEM bundle (the proxy CA first, then the system roots) and a
+ * PKCS12 trust store for Java (the proxy CA and the JDK's own roots). Both hold certificates only; the store
+ * password is public ({@link #P12_PASSWORD}).
+ *
+ * <p>The system roots are the first readable file of {@link #SYSTEM_BUNDLES}, copied as it is; on a host with none
+ * of them, the JDK's roots. The VM backend also mounts the bundle over each of {@link #SYSTEM_BUNDLES} in the guest,
+ * so programs that read their distribution's file without looking at any variable trust the proxy CA too.
  */
 public final class TrustFiles {
+    /** The PEM bundle's file name. */
     public static final String BUNDLE = "ca-bundle.pem";
+    /** The PKCS12 trust store's file name. */
     public static final String P12 = "truststore.p12";
+    /** The trust store's password: it protects nothing (public certificates only), Java just wants one. */
     public static final String P12_PASSWORD = "sallyport";
-    /** Building the PKCS12 store takes a while (PBE and MAC over ~150 roots): keep the last one per CA. */
-    private static final java.util.concurrent.ConcurrentHashMap<String, byte[]> P12_CACHE =
-            new java.util.concurrent.ConcurrentHashMap<>();
-    static final List<Path> SYSTEM_BUNDLES = List.of(Path.of("/etc/ssl/certs/ca-certificates.crt"),
+    /** Where distributions keep their CA bundle: Debian, Ubuntu and Alpine; RHEL and Fedora; Alpine, BSDs, LibreSSL. */
+    public static final List<Path> SYSTEM_BUNDLES = List.of(Path.of("/etc/ssl/certs/ca-certificates.crt"),
             Path.of("/etc/pki/tls/certs/ca-bundle.crt"), Path.of("/etc/ssl/cert.pem"));
+    /** Building the PKCS12 store takes a while (PBE and MAC over ~150 roots): keep the last one per CA. */
+    private static final ConcurrentHashMap<String, byte[]> P12_CACHE = new ConcurrentHashMap<>();
 
     private TrustFiles() {
     }
@@ -54,14 +70,9 @@ public final class TrustFiles {
         ByteArrayOutputStream bundle = new ByteArrayOutputStream();
         bundle.write(caPem);
         bundle.write('\n');
-        for (Path system : SYSTEM_BUNDLES) {
-            if (Files.isReadable(system)) {
-                bundle.write(Files.readAllBytes(system));
-                break;
-            }
-        }
+        bundle.write(systemRoots());
         Files.write(dir.resolve(BUNDLE), bundle.toByteArray());
-        String key = java.util.HexFormat.of().formatHex(sha256(caPem));
+        String key = HexFormat.of().formatHex(sha256(caPem));
         byte[] store = P12_CACHE.get(key);
         if (store == null) {
             store = p12(ca);
@@ -71,9 +82,50 @@ public final class TrustFiles {
         Files.write(dir.resolve(P12), store);
     }
 
+    /** The first readable system bundle, else the JDK's roots as PEM. */
+    private static byte[] systemRoots() throws IOException {
+        for (Path system : SYSTEM_BUNDLES) {
+            if (Files.isReadable(system)) {
+                return Files.readAllBytes(system);
+            }
+        }
+        StringBuilder pem = new StringBuilder();
+        Base64.Encoder base64 = Base64.getMimeEncoder(64, new byte[] {'\n'});
+        try {
+            for (Certificate root : jdkRoots().values()) {
+                pem.append("-----BEGIN CERTIFICATE-----\n").append(base64.encodeToString(root.getEncoded()))
+                        .append("\n-----END CERTIFICATE-----\n");
+            }
+        } catch (CertificateEncodingException e) {
+            throw new IOException("trust bundle: cannot encode a JDK root: " + e.getMessage(), e);
+        }
+        return pem.toString().getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** The certificates of the JDK's {@code cacerts} by alias; empty when it cannot be read. */
+    private static Map<String, Certificate> jdkRoots() throws IOException {
+        Path cacerts = Path.of(System.getProperty("java.home"), "lib", "security", "cacerts");
+        if (!Files.isReadable(cacerts)) {
+            return Map.of();
+        }
+        try {
+            KeyStore system = KeyStore.getInstance(cacerts.toFile(), (char[]) null);
+            Map<String, Certificate> roots = new LinkedHashMap<>();
+            for (String alias : Collections.list(system.aliases())) {
+                Certificate c = system.getCertificate(alias);
+                if (c != null) {
+                    roots.put(alias, c);
+                }
+            }
+            return roots;
+        } catch (GeneralSecurityException e) {
+            throw new IOException("trust store: cannot read " + cacerts + ": " + e.getMessage(), e);
+        }
+    }
+
     private static byte[] sha256(byte[] data) {
         try {
-            return java.security.MessageDigest.getInstance("SHA-256").digest(data);
+            return MessageDigest.getInstance("SHA-256").digest(data);
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("SHA-256: not available", e);
         }
@@ -86,15 +138,8 @@ public final class TrustFiles {
             for (int i = 0; i < ca.size(); i++) {
                 store.setCertificateEntry("sallyport-ca-" + i, ca.get(i));
             }
-            Path cacerts = Path.of(System.getProperty("java.home"), "lib", "security", "cacerts");
-            if (Files.isReadable(cacerts)) {
-                KeyStore system = KeyStore.getInstance(cacerts.toFile(), (char[]) null);
-                for (String alias : Collections.list(system.aliases())) {
-                    Certificate c = system.getCertificate(alias);
-                    if (c != null) {
-                        store.setCertificateEntry("system-" + alias, c);
-                    }
-                }
+            for (Map.Entry<String, Certificate> root : jdkRoots().entrySet()) {
+                store.setCertificateEntry("system-" + root.getKey(), root.getValue());
             }
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             store.store(out, P12_PASSWORD.toCharArray());

@@ -1,5 +1,6 @@
 /**
- * How the process sandbox is built; other modules must not use these types.
+ * How the process sandbox is built; other modules must not use these types (the VM backend in this module uses the
+ * environment and trust-file builders).
  *
  * <p>Host side: {@link dev.sallyport.sandbox.internal.BwrapCommand} (namespaces and mounts),
  * {@link dev.sallyport.sandbox.internal.ProtectedPaths} (the names inside the workspace the host obeys later, found by
@@ -8,8 +9,9 @@
  * {@link dev.sallyport.sandbox.internal.LimitEnforcement} (memory and task limits),
  * {@link dev.sallyport.sandbox.internal.Launcher} (the shell that joins the cgroup and the inotify share before
  * bwrap), {@link dev.sallyport.sandbox.internal.SeccompFilter} (the BPF programs, assembled by
- * {@link dev.sallyport.sandbox.internal.Bpf}), {@link dev.sallyport.sandbox.internal.SandboxEnvironment},
- * {@link dev.sallyport.sandbox.internal.TrustFiles}, and {@link dev.sallyport.sandbox.internal.HostLink}: where the
+ * {@link dev.sallyport.sandbox.internal.Bpf}), {@link dev.sallyport.sandbox.internal.SandboxEnvironment} and
+ * {@link dev.sallyport.sandbox.internal.TrustFiles} (the environment and trust files of both backends, the VM's
+ * too), and {@link dev.sallyport.sandbox.internal.HostLink}: where the
  * setup hands over the sandbox's listening socket, which {@link dev.sallyport.sandbox.internal.ProxyRelay} relays
  * to the proxy, and its seccomp listener, on which {@link dev.sallyport.sandbox.internal.ConnectSupervisor}
  * answers every connect of the command; {@link dev.sallyport.sandbox.internal.HostSockets} and

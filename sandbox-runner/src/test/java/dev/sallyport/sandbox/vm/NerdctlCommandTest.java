@@ -19,13 +19,20 @@ class NerdctlCommandTest {
     static final NerdctlSpec SPEC = NerdctlSpec.of(NETWORK, VmRuntime.KATA, "debian:12", List.of("npm", "test"),
             Path.of("/home/ann/project"), new UserIds(1000, 1000), Path.of("/run/sallyport/ab12cd34/bundle.pem"));
 
+    /** HOME, then the routing variables of both backends ({@code SandboxEnvironmentTest.ROUTING}), in order. */
     static final List<String> ENV = List.of(
+            "-e", "HOME=/tmp",
             "-e", "HTTP_PROXY=http://10.213.7.1:3128",
             "-e", "HTTPS_PROXY=http://10.213.7.1:3128",
+            "-e", "ALL_PROXY=http://10.213.7.1:3128",
             "-e", "http_proxy=http://10.213.7.1:3128",
             "-e", "https_proxy=http://10.213.7.1:3128",
-            "-e", "ALL_PROXY=http://10.213.7.1:3128",
             "-e", "all_proxy=http://10.213.7.1:3128",
+            "-e", "npm_config_proxy=http://10.213.7.1:3128",
+            "-e", "npm_config_https_proxy=http://10.213.7.1:3128",
+            "-e", "YARN_HTTP_PROXY=http://10.213.7.1:3128",
+            "-e", "YARN_HTTPS_PROXY=http://10.213.7.1:3128",
+            "-e", "PIP_PROXY=http://10.213.7.1:3128",
             "-e", "GRPC_PROXY=http://10.213.7.1:3128",
             "-e", "grpc_proxy=http://10.213.7.1:3128",
             "-e", "BUNDLE_HTTP_PROXY=http://10.213.7.1:3128",
@@ -34,26 +41,20 @@ class NerdctlCommandTest {
             "-e", "no_proxy=localhost,127.0.0.1,::1",
             "-e", "npm_config_noproxy=localhost,127.0.0.1,::1",
             "-e", "NODE_USE_ENV_PROXY=1",
-            "-e", "npm_config_proxy=http://10.213.7.1:3128",
-            "-e", "npm_config_https_proxy=http://10.213.7.1:3128",
-            "-e", "npm_config_cafile=/etc/sallyport/trust-bundle.pem",
-            "-e", "YARN_HTTP_PROXY=http://10.213.7.1:3128",
-            "-e", "YARN_HTTPS_PROXY=http://10.213.7.1:3128",
-            "-e", "YARN_HTTPS_CA_FILE_PATH=/etc/sallyport/trust-bundle.pem",
-            "-e", "PIP_PROXY=http://10.213.7.1:3128",
-            "-e", "PIP_CERT=/etc/sallyport/trust-bundle.pem",
             "-e", "SSL_CERT_FILE=/etc/sallyport/trust-bundle.pem",
             "-e", "NODE_EXTRA_CA_CERTS=/etc/sallyport/trust-bundle.pem",
             "-e", "REQUESTS_CA_BUNDLE=/etc/sallyport/trust-bundle.pem",
-            "-e", "CURL_CA_BUNDLE=/etc/sallyport/trust-bundle.pem",
+            "-e", "PIP_CERT=/etc/sallyport/trust-bundle.pem",
             "-e", "GIT_SSL_CAINFO=/etc/sallyport/trust-bundle.pem",
+            "-e", "CURL_CA_BUNDLE=/etc/sallyport/trust-bundle.pem",
+            "-e", "npm_config_cafile=/etc/sallyport/trust-bundle.pem",
+            "-e", "YARN_HTTPS_CA_FILE_PATH=/etc/sallyport/trust-bundle.pem",
             "-e", "AWS_CA_BUNDLE=/etc/sallyport/trust-bundle.pem",
             "-e", "CARGO_HTTP_CAINFO=/etc/sallyport/trust-bundle.pem",
             "-e", "DENO_CERT=/etc/sallyport/trust-bundle.pem",
             "-e", "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH=/etc/sallyport/trust-bundle.pem",
             "-e", "JAVA_TOOL_OPTIONS=-Dhttp.proxyHost=10.213.7.1 -Dhttp.proxyPort=3128 -Dhttps.proxyHost=10.213.7.1"
-                    + " -Dhttps.proxyPort=3128 -Dhttp.nonProxyHosts=localhost|127.*|[::1]",
-            "-e", "HOME=/tmp");
+                    + " -Dhttps.proxyPort=3128 -Dhttp.nonProxyHosts=localhost|127.*|[::1]");
 
     static List<String> expectedPrefix(String name, String runtimeType, boolean tty) {
         List<String> argv = new ArrayList<>(List.of("nerdctl", "run", "--rm", "-i"));
@@ -78,7 +79,8 @@ class NerdctlCommandTest {
                 "--mount", "type=bind,src=/home/ann/project,dst=/workspace",
                 "--mount", "type=bind,src=/run/sallyport/ab12cd34/bundle.pem,dst=/etc/sallyport/trust-bundle.pem,readonly",
                 "--mount", "type=bind,src=/run/sallyport/ab12cd34/bundle.pem,dst=/etc/ssl/certs/ca-certificates.crt,readonly",
-                "--mount", "type=bind,src=/run/sallyport/ab12cd34/bundle.pem,dst=/etc/pki/tls/certs/ca-bundle.crt,readonly"));
+                "--mount", "type=bind,src=/run/sallyport/ab12cd34/bundle.pem,dst=/etc/pki/tls/certs/ca-bundle.crt,readonly",
+                "--mount", "type=bind,src=/run/sallyport/ab12cd34/bundle.pem,dst=/etc/ssl/cert.pem,readonly"));
         return argv;
     }
 
@@ -125,8 +127,8 @@ class NerdctlCommandTest {
                 + " -Dhttps.proxyHost=10.213.7.1 -Dhttps.proxyPort=3128 -Dhttp.nonProxyHosts=localhost|127.*|[::1]"
                 + " -Djavax.net.ssl.trustStore=/etc/sallyport/truststore.p12 -Djavax.net.ssl.trustStoreType=PKCS12"
                 + " -Djavax.net.ssl.trustStorePassword=sallyport");
-        int home = argv.indexOf("HOME=/tmp");
-        assertThat(argv.subList(home + 1, argv.size())).containsExactly(
+        int java = argv.indexOf(argv.stream().filter(a -> a.startsWith("JAVA_TOOL_OPTIONS=")).findFirst().orElseThrow());
+        assertThat(argv.subList(java + 1, argv.size())).containsExactly(
                 "-e", "A_KEY=ph-2", "-e", "GITHUB_TOKEN=sallyport-placeholder-1", "--", "debian:12", "npm", "test");
         assertThat(argv).doesNotContain("-p", "--publish", "--privileged", "--net=host");
     }
