@@ -4,28 +4,18 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.time.Instant;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
-import dev.sallyport.ca.CaExport;
 import dev.sallyport.ca.CertificateAuthority;
-import dev.sallyport.policy.AuditSettings;
 import dev.sallyport.policy.HostPort;
 import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.StateDirectory;
-import dev.sallyport.proxy.ProxyOptions;
-import dev.sallyport.proxy.SallyportProxy;
-import dev.sallyport.proxy.inject.Placeholders;
-import dev.sallyport.sandbox.ProcessSandbox;
 import dev.sallyport.sandbox.ResourceLimits;
-import dev.sallyport.sandbox.SandboxSpec;
+import dev.sallyport.sandbox.SandboxRun;
+import dev.sallyport.sandbox.vm.VmRuntime;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -37,6 +27,7 @@ import picocli.CommandLine.Model.CommandSpec;
  * {@code sallyport run [options] -- COMMAND [ARGS...]}: runs COMMAND with only the workspace writable, the proxy's
  * CA trusted and the proxy as its only way out. By default it starts its own proxy on loopback with a fresh CA
  * whose key never touches disk, and writes the audit log under the state directory (outside the sandbox's reach).
+ * This class maps the flags to a {@link SandboxRun}, which does the run.
  */
 @Command(name = "run", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Run COMMAND sandboxed: only the workspace writable, the proxy's CA trusted, the proxy the only way out.",
@@ -118,9 +109,6 @@ public final class RunCommand implements Callable<Integer> {
     @Parameters(paramLabel = "COMMAND", arity = "1..*", description = "The command and its arguments (after --).")
     List<String> command;
 
-    /** With the run's own proxy, placeholders derive from a key that lives only in this process. */
-    private final Placeholders runPlaceholders = Placeholders.ephemeral();
-
     @Override
     public Integer call() throws Exception {
         // The workload owns the terminal: the run's proxy only speaks up for warnings (the audit log has the rest).
@@ -130,49 +118,63 @@ public final class RunCommand implements Callable<Integer> {
         if (!Files.isDirectory(workspace)) {
             throw new UsageException("--workdir: " + workspace + " is not a folder (expected: an existing folder)");
         }
-        return switch (backend) {
-            case "process" -> runProcess(policy, workspace);
-            case "nerdctl" -> new VmRun(spec, policy, workspace, runtime, image, command, dryRun, runPlaceholders)
-                    .run(placeholdersFor(policy, true));
+        SandboxRun.Builder run = SandboxRun.builder(command, workspace).policy(policy);
+        secrets.forEach(run::secret);
+        switch (backend) {
+            case "process" -> {
+                ResourceLimits limits = limits();
+                run.proxy(proxy()).process(sandbox -> {
+                    sandbox.limits(limits).requireLandlock(requireLandlock).gitWritable(gitWritable)
+                            .hostEnv(System.getenv());
+                    passEnv.forEach(sandbox::passEnv);
+                    allowRead.forEach(sandbox::readOnly);
+                    allowWrite.forEach(sandbox::readWrite);
+                });
+            }
+            // the VM backend always starts its own proxy on the sandbox network's gateway, audited where the policy says
+            case "nerdctl" -> run.backend(nerdctl());
             default -> throw new UsageException("--backend: '" + backend + "' (expected: process or nerdctl)");
-        };
+        }
+        var cli = spec.commandLine();
+        return build(run).run(WriterStream.over(cli.getOut()), WriterStream.over(cli.getErr()));
     }
 
-    private int runProcess(Policy policy, Path workspace) throws Exception {
-        ResourceLimits limits = limits();
+    /** {@code --proxy} and {@code --ca-cert}, or the run's own proxy with {@code --audit} or one under the state folder. */
+    private SandboxRun.ProxyMode proxy() throws IOException {
         if (proxyAddress != null) {
             HostPort target = HostPort.parse(proxyAddress);
-            InetSocketAddress proxy = new InetSocketAddress(target.host(), target.port());
+            InetSocketAddress address = new InetSocketAddress(target.host(), target.port());
+            Path state = StateDirectory.resolve();
             byte[] ca = Files.readAllBytes(caCert != null ? caCert
-                    : StateDirectory.resolve().resolve("ca").resolve(CertificateAuthority.CERT_FILE));
-            return ProcessSandbox.run(sandbox(workspace, proxy, ca, placeholdersFor(policy, false), limits));
+                    : state.resolve("ca").resolve(CertificateAuthority.CERT_FILE));
+            return new SandboxRun.ProxyMode.Running(address, ca, state);
         }
-        CertificateAuthority ca = CertificateAuthority.ephemeral("Sallyport run CA");
-        Path audit = auditPath();
-        Policy runPolicy = withAudit(policy, audit);
-        try (SallyportProxy proxy = SallyportProxy.start(ProxyOptions.of(runPolicy).withCa(ca)
-                .withListen(new HostPort("127.0.0.1", 0)).withAdmin(new HostPort("127.0.0.1", 0))
-                .withPlaceholders(runPlaceholders))) {
-            var err = spec.commandLine().getErr();
-            err.printf("sallyport: sandbox proxy on 127.0.0.1:%d, audit log %s%n", proxy.address().getPort(), audit);
-            err.flush();
-            byte[] caPem = CaExport.pem(ca.certificate(), false);
-            return ProcessSandbox.run(sandbox(workspace, proxy.address(), caPem, placeholdersFor(policy, true), limits));
+        return auditFile != null ? new SandboxRun.ProxyMode.Own(Optional.of(auditFile))
+                : SandboxRun.ProxyMode.Own.auditUnder(StateDirectory.resolve());
+    }
+
+    private SandboxRun.Backend.Nerdctl nerdctl() {
+        if (image == null || image.isBlank()) {
+            throw new UsageException("--image: missing (expected: the container image to run, with --backend nerdctl)");
+        }
+        try {
+            return new SandboxRun.Backend.Nerdctl(VmRuntime.parse(runtime), image, dryRun);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("--runtime: '" + runtime + "' (expected: kata, runc or runsc)");
         }
     }
 
-    private SandboxSpec sandbox(Path workspace, InetSocketAddress proxy, byte[] caPem, Map<String, String> placeholders,
-                                ResourceLimits limits) {
-        SandboxSpec.Builder builder = SandboxSpec.builder(command, workspace, proxy, caPem)
-                .limits(limits)
-                .requireLandlock(requireLandlock)
-                .gitWritable(gitWritable)
-                .hostEnv(System.getenv());
-        passEnv.forEach(builder::passEnv);
-        allowRead.forEach(builder::readOnly);
-        allowWrite.forEach(builder::readWrite);
-        placeholders.forEach(builder::placeholder);
-        return builder.build();
+    /** The run; a secret the policy does not have is a usage error naming {@code --secret}. */
+    private static SandboxRun build(SandboxRun.Builder run) {
+        try {
+            return run.build();
+        } catch (IllegalArgumentException e) {
+            String message = String.valueOf(e.getMessage());
+            if (message.startsWith("secrets: ")) {
+                throw new UsageException("--secret: " + message.substring("secrets: ".length()));
+            }
+            throw e;
+        }
     }
 
     /** The flags' limits; a bad value is a usage error naming its flag. */
@@ -184,35 +186,5 @@ public final class RunCommand implements Callable<Integer> {
             String message = e.getMessage();
             throw new UsageException(message.startsWith("--") ? message : "--" + message);
         }
-    }
-
-    /** Secret name to placeholder for the secrets the sandbox gets; ephemeral with the run's own proxy. */
-    private Map<String, String> placeholdersFor(Policy policy, boolean ownProxy) throws IOException {
-        Map<String, String> all = ownProxy ? runPlaceholders.all(policy)
-                : Placeholders.forPolicy(policy, StateDirectory.resolve());
-        Map<String, String> chosen = new LinkedHashMap<>();
-        for (String name : secrets) {
-            if (!all.containsKey(name)) {
-                throw new UsageException("--secret: '" + name + "' is not a secret of the policy (expected: one of "
-                        + String.join(", ", all.keySet()) + ")");
-            }
-            chosen.put(name, all.get(name));
-        }
-        return secrets.isEmpty() ? all : chosen;
-    }
-
-    private Path auditPath() throws IOException {
-        if (auditFile != null) {
-            return auditFile.toAbsolutePath();
-        }
-        Path runs = StateDirectory.resolve().resolve("runs");
-        Files.createDirectories(runs, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-        String stamp = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC).format(Instant.now());
-        return runs.resolve("run-" + stamp + "-" + ProcessHandle.current().pid() + ".jsonl");
-    }
-
-    static Policy withAudit(Policy p, Path audit) {
-        return new Policy(p.proxy(), p.ca(), new AuditSettings(audit.toString()), p.mode(), p.upstream(), p.network(),
-                p.rules(), p.secrets(), p.source());
     }
 }

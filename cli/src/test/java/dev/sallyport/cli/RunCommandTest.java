@@ -2,10 +2,17 @@ package dev.sallyport.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.sun.net.httpserver.HttpServer;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 
 import dev.sallyport.testing.ExternalProcess;
 import dev.sallyport.testing.TestPki;
@@ -52,6 +59,34 @@ class RunCommandTest {
     }
 
     @Test
+    void withARunningProxyTheCommandGoesThroughItAndTheRunStartsNoneOfItsOwn() throws Exception {
+        Queue<String> seen = new ConcurrentLinkedQueue<>();
+        HttpServer standIn = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 16);
+        standIn.createContext("/", exchange -> {
+            seen.add(exchange.getRequestMethod() + " " + exchange.getRequestURI());
+            byte[] body = "from the running proxy".getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(200, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        standIn.start();
+        try {
+            Path workspace = Files.createDirectories(dir.resolve("ws"));
+            Path ca = TestPki.create().rootPem(dir);
+            ExternalProcess.Result run = CliProcess.run(Map.of("SALLYPORT_HOME", dir.resolve("state").toString()),
+                    Duration.ofSeconds(180), "run", "--proxy", "127.0.0.1:" + standIn.getAddress().getPort(),
+                    "--ca-cert", ca.toString(), "--workdir", workspace.toString(), "--", "sh", "-c",
+                    "curl -sS http://registry.example.com/pkg > fetched.txt");
+            assertThat(run.exit()).as(run.stderr()).isZero();
+            assertThat(workspace.resolve("fetched.txt")).hasContent("from the running proxy");
+            assertThat(seen).containsExactly("GET http://registry.example.com/pkg");
+            assertThat(run.stderr()).doesNotContain("sandbox proxy on");
+        } finally {
+            standIn.stop(0);
+        }
+    }
+
+    @Test
     void unknownBackendAndSecretAreUsageErrors() throws Exception {
         CliRun backend = CliRun.of("run", "--backend", "qemu", "--workdir", dir.toString(), "--", "true");
         assertThat(backend.exit()).isEqualTo(2);
@@ -60,6 +95,27 @@ class RunCommandTest {
         CliRun image = CliRun.of("run", "--backend", "nerdctl", "--workdir", dir.toString(), "--", "true");
         assertThat(image.exit()).isEqualTo(2);
         assertThat(image.err()).contains("--image");
+    }
+
+    @Test
+    void aSecretThePolicyDoesNotHaveIsAUsageErrorNamingTheFlagOnEitherBackend() throws Exception {
+        Path policy = dir.resolve("p.yaml");
+        Files.writeString(policy, """
+                rules: []
+                secrets:
+                  - name: API_TOKEN
+                    from: env:SALLYPORT_TEST_UNSET_VARIABLE_1
+                    hosts: [api.example.com]
+                    headers: [Authorization]
+                """);
+        for (String backend : List.of("process", "nerdctl")) {
+            CliRun run = CliRun.of("run", "--policy", policy.toString(), "--backend", backend, "--image", "debian:12",
+                    "--secret", "NOPE", "--audit", dir.resolve("audit.jsonl").toString(), "--workdir", dir.toString(),
+                    "--", "true");
+            assertThat(run.exit()).as(backend).isEqualTo(2);
+            assertThat(run.err()).as(backend).isEqualTo(
+                    "sallyport: --secret: 'NOPE' is not a secret of the policy (expected: one of API_TOKEN)\n");
+        }
     }
 
     @Test

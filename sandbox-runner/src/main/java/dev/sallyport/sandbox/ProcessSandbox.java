@@ -16,6 +16,7 @@ import dev.sallyport.sandbox.internal.SeccompFilter;
 import dev.sallyport.sandbox.internal.TrustFiles;
 import dev.sallyport.sandbox.internal.WorkloadUser;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -42,16 +43,21 @@ public final class ProcessSandbox {
      * the run found ({@link RunningSandbox#notices()}) on stderr, and returns the exit status.
      */
     public static int run(SandboxSpec spec) throws SandboxException, InterruptedException {
+        return run(spec, System.err);
+    }
+
+    /** {@link #run(SandboxSpec)} printing the notices ({@code sallyport: ...}) on {@code notices}. */
+    public static int run(SandboxSpec spec, PrintStream notices) throws SandboxException, InterruptedException {
         RunningSandbox sandbox = start(spec, Stdio.inherit());
-        printNotices(sandbox);
+        printNotices(sandbox, notices);
         Thread hook = new Thread(() -> {
             sandbox.close();
-            printNotices(sandbox);
+            printNotices(sandbox, notices);
         }, "sallyport-sandbox-stop");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             int status = sandbox.waitFor();
-            printNotices(sandbox);
+            printNotices(sandbox, notices);
             return status;
         } finally {
             try {
@@ -177,11 +183,11 @@ public final class ProcessSandbox {
         return Launcher.argv(seccomp, limits.procsFiles(), dropped);
     }
 
-    private static void printNotices(RunningSandbox sandbox) {
+    private static void printNotices(RunningSandbox sandbox, PrintStream notices) {
         for (String line : sandbox.takeNotices()) {
-            System.err.println("sallyport: " + line);
+            notices.println("sallyport: " + line);
         }
-        System.err.flush();
+        notices.flush();
     }
 
     private static List<String> writable(SandboxSpec spec) {

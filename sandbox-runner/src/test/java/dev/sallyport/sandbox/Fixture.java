@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
@@ -44,15 +45,21 @@ final class Fixture implements AutoCloseable {
         Files.createDirectories(home.resolve(".ssh"));
         Files.writeString(home.resolve(".ssh/id_ed25519"), "FAKE-PRIVATE-KEY\n");
         this.caPem = makeCa(root);
-        this.proxy = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 16);
-        proxy.createContext("/", exchange -> {
-            proxyRequests.add(exchange.getRequestMethod() + " " + exchange.getRequestURI());
-            byte[] body = "hello from the proxy\n".getBytes(StandardCharsets.UTF_8);
-            exchange.sendResponseHeaders(200, body.length);
-            exchange.getResponseBody().write(body);
+        this.proxy = recordingServer("hello from the proxy\n", proxyRequests);
+    }
+
+    /** An HTTP server on the host's loopback that answers {@code body} and records "METHOD URI" of each request. */
+    static HttpServer recordingServer(String body, Queue<String> requests) throws IOException {
+        HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 16);
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        server.createContext("/", exchange -> {
+            requests.add(exchange.getRequestMethod() + " " + exchange.getRequestURI());
+            exchange.sendResponseHeaders(200, bytes.length);
+            exchange.getResponseBody().write(bytes);
             exchange.close();
         });
-        proxy.start();
+        server.start();
+        return server;
     }
 
     SandboxSpec.Builder spec(String script) {

@@ -3,9 +3,9 @@ package dev.sallyport.sandbox.vm;
 import java.net.InetSocketAddress;
 
 /**
- * Starts the proxy once the sandbox bridge exists (its gateway address cannot be bound earlier). The CLI passes
- * one that starts {@code SallyportProxy} with {@code listenOverride} = the given address; the handle it returns
- * is closed after the workload ends.
+ * Starts the proxy once the sandbox bridge exists (its gateway address cannot be bound earlier). A
+ * {@code SandboxRun} passes one that starts its own {@code SallyportProxy} listening on the given address; the handle
+ * it returns is closed after the workload ends.
  */
 @FunctionalInterface
 public interface ProxyHook {

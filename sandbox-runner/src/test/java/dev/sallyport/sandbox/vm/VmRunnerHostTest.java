@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.sallyport.policy.Policy;
+import dev.sallyport.policy.PolicyLoader;
+import dev.sallyport.sandbox.SandboxRun;
 import dev.sallyport.sandbox.net.CommandResult;
 import dev.sallyport.sandbox.net.Executables;
 import dev.sallyport.sandbox.net.HostCommand;
@@ -25,6 +28,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -163,6 +167,34 @@ class VmRunnerHostTest {
             assertNothingLeft(markers);
         } finally {
             cleanupQuietly();
+        }
+    }
+
+    @Test
+    void aSandboxRunStartsItsOwnProxyOnTheGatewayAndThatProxyDecidesWhatTheWorkloadSends() throws Exception {
+        Path code = dir.resolve("code.txt");
+        Path audit = dir.resolve("audit.jsonl");
+        Policy policy = PolicyLoader.load(Files.writeString(dir.resolve("policy.yaml"), "rules: []\n"));
+        String workload = "gw=$(ip route show default | cut -d' ' -f3); curl -sS -m 20 -o /dev/null -w '%{http_code}' "
+                + "--proxy \"http://$gw:" + VmSandbox.PROXY_PORT + "\" http://denied.example.net/ > " + code + "; exit 7";
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+
+        int exit = SandboxRun.builder(List.of("bash", "-c", workload), dir).policy(policy)
+                .proxy(new SandboxRun.ProxyMode.Own(Optional.of(audit)))
+                .backend(new SandboxRun.Backend.Nerdctl(VmRuntime.RUNC, "debian:12", false, nerdctl.toString())).build()
+                .run(new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(OutputStream.nullOutputStream()));
+
+        assertThat(exit).as(out.toString(StandardCharsets.UTF_8)).isEqualTo(7);
+        assertThat(code).as("the run's own proxy answered on the gateway").hasContent("403");
+        assertThat(Files.readString(audit)).contains("\"host\":\"denied.example.net\"", "\"reason\":\"no_matching_rule\"");
+        List<String> calls = Files.readAllLines(dir.resolve("state/calls.log"));
+        String id = calls.getFirst().substring(calls.getFirst().lastIndexOf(SandboxNetwork.NAME_PREFIX)
+                + SandboxNetwork.NAME_PREFIX.length());
+        assertThat(calls.get(3)).contains("-e HTTPS_PROXY=http://").contains(
+                "dst=" + GuestEnvironment.GUEST_TRUSTSTORE);
+        assertThat(SHELL.capture(HostCommand.of("nft", "list", "tables")).stdout()).doesNotContain("sallyport_" + id);
+        try (var left = Files.list(Path.of("/run/sallyport/trust"))) {
+            assertThat(left.map(Path::toString)).as("trust files of the run").noneMatch(p -> calls.get(3).contains(p));
         }
     }
 

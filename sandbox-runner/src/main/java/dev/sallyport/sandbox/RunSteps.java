@@ -1,0 +1,105 @@
+package dev.sallyport.sandbox;
+
+import dev.sallyport.ca.CaExport;
+import dev.sallyport.ca.CertificateAuthority;
+import dev.sallyport.policy.AuditSettings;
+import dev.sallyport.policy.HostPort;
+import dev.sallyport.policy.Policy;
+import dev.sallyport.proxy.ProxyOptions;
+import dev.sallyport.proxy.SallyportProxy;
+import dev.sallyport.proxy.inject.Placeholders;
+import dev.sallyport.sandbox.vm.VmSandbox;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The steps of one {@link SandboxRun}, in order: the placeholders (from the run's own key, or the state directory's
+ * for a running proxy), the run's own proxy and its CA when it has one, then the backend. Every resource is closed
+ * on the way out, also when a step fails.
+ */
+final class RunSteps {
+    private static final String CA_NAME = "Sallyport run CA";
+    private static final HostPort ANY_LOOPBACK_PORT = new HostPort("127.0.0.1", 0);
+
+    private final SandboxRun run;
+    private final PrintStream out;
+    private final PrintStream err;
+
+    RunSteps(SandboxRun run, PrintStream out, PrintStream err) {
+        this.run = run;
+        this.out = out;
+        this.err = err;
+    }
+
+    int run() throws Exception {
+        return switch (new Plan(run.proxy(), run.backend())) {
+            case Plan(SandboxRun.ProxyMode.Running proxy, SandboxRun.Backend.Process process) -> {
+                Map<String, String> placeholders = chosen(Placeholders.forPolicy(run.policy(), proxy.stateDirectory()));
+                yield ProcessSandbox.run(spec(process, proxy.address(), proxy.caPem(), placeholders), err);
+            }
+            case Plan(SandboxRun.ProxyMode.Own own, SandboxRun.Backend backend) -> withOwnProxy(own, backend);
+            case Plan(SandboxRun.ProxyMode.Running _, SandboxRun.Backend.Nerdctl _) ->
+                    throw new IllegalStateException("a running proxy with the nerdctl backend (SandboxRun refuses it)");
+        };
+    }
+
+    /** The two choices of a run that decide its steps. */
+    private record Plan(SandboxRun.ProxyMode proxy, SandboxRun.Backend backend) {
+    }
+
+    private int withOwnProxy(SandboxRun.ProxyMode.Own own, SandboxRun.Backend backend) throws Exception {
+        Placeholders keys = Placeholders.ephemeral();
+        CertificateAuthority ca = CertificateAuthority.ephemeral(CA_NAME);
+        byte[] caPem = CaExport.pem(ca.certificate(), false);
+        Policy policy = own.audit().map(audit -> withAudit(run.policy(), audit)).orElse(run.policy());
+        Map<String, String> placeholders = chosen(keys.all(run.policy()));
+        return switch (backend) {
+            case SandboxRun.Backend.Process process -> {
+                try (SallyportProxy proxy = startProxy(policy, ca, keys, ANY_LOOPBACK_PORT)) {
+                    err.printf("sallyport: sandbox proxy on 127.0.0.1:%d, audit log %s%n", proxy.address().getPort(),
+                            policy.audit().path());
+                    err.flush();
+                    yield ProcessSandbox.run(spec(process, proxy.address(), caPem, placeholders), err);
+                }
+            }
+            case SandboxRun.Backend.Nerdctl vm -> {
+                VmSandbox.Workload workload = new VmSandbox.Workload(vm.runtime(), vm.image(), run.command(),
+                        run.workdir(), placeholders, vm.dryRun(), vm.nerdctl());
+                yield VmSandbox.run(workload, caPem, out, listen -> startProxy(policy, ca, keys,
+                        new HostPort(listen.getAddress().getHostAddress(), listen.getPort())));
+            }
+        };
+    }
+
+    private static SallyportProxy startProxy(Policy policy, CertificateAuthority ca, Placeholders keys,
+                                             HostPort listen) throws Exception {
+        return SallyportProxy.start(ProxyOptions.of(policy).withCa(ca).withListen(listen)
+                .withAdmin(ANY_LOOPBACK_PORT).withPlaceholders(keys));
+    }
+
+    private SandboxSpec spec(SandboxRun.Backend.Process process, InetSocketAddress proxy, byte[] caPem,
+                             Map<String, String> placeholders) {
+        SandboxSpec.Builder builder = SandboxSpec.builder(run.command(), run.workdir(), proxy, caPem);
+        process.options().accept(builder);
+        placeholders.forEach(builder::placeholder);
+        return builder.build();
+    }
+
+    /** The placeholders of the run's secrets: all of them, or those it names, in its order. */
+    private Map<String, String> chosen(Map<String, String> all) {
+        if (run.secrets().isEmpty()) {
+            return all;
+        }
+        Map<String, String> chosen = new LinkedHashMap<>();
+        run.secrets().forEach(name -> chosen.put(name, all.get(name)));
+        return chosen;
+    }
+
+    private static Policy withAudit(Policy p, Path audit) {
+        return new Policy(p.proxy(), p.ca(), new AuditSettings(audit.toString()), p.mode(), p.upstream(), p.network(),
+                p.rules(), p.secrets(), p.source());
+    }
+}
