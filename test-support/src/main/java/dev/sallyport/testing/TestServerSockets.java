@@ -22,6 +22,18 @@ public final class TestServerSockets {
     /** A JDK TLS server socket on 127.0.0.1 (ephemeral port), TLS 1.3 and 1.2, presenting {@code chain}. */
     public static SSLServerSocket tls(PrivateKey key, X509Certificate[] chain) {
         try {
+            SSLServerSocket socket = (SSLServerSocket) serverContext(key, chain).getServerSocketFactory()
+                    .createServerSocket(0, 50, InetAddress.getLoopbackAddress());
+            socket.setEnabledProtocols(new String[] {"TLSv1.3", "TLSv1.2"});
+            return socket;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A server-side JDK TLS context that presents {@code key} and {@code chain} (for HttpsServer and the like). */
+    public static SSLContext serverContext(PrivateKey key, X509Certificate[] chain) {
+        try {
             KeyStore store = KeyStore.getInstance("PKCS12");
             store.load(null, null);
             char[] password = "test".toCharArray();
@@ -30,10 +42,7 @@ public final class TestServerSockets {
             kmf.init(store, password);
             SSLContext context = SSLContext.getInstance("TLS");
             context.init(kmf.getKeyManagers(), null, null);
-            SSLServerSocket socket = (SSLServerSocket) context.getServerSocketFactory()
-                    .createServerSocket(0, 50, InetAddress.getLoopbackAddress());
-            socket.setEnabledProtocols(new String[] {"TLSv1.3", "TLSv1.2"});
-            return socket;
+            return context;
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("cannot build the test server's TLS context: " + e, e);
         } catch (IOException e) {

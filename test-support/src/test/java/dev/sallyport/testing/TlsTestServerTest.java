@@ -8,8 +8,8 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.security.KeyStore;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
@@ -17,7 +17,6 @@ import java.time.Instant;
 import java.util.List;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLHandshakeException;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -57,7 +56,7 @@ class TlsTestServerTest {
                         java.nio.charset.StandardCharsets.US_ASCII);
                 assertThat(response).startsWith("HTTP/1.1 200 OK\r\n").endsWith("\r\n\r\nok");
             }
-            assertThat(server.bodies()).singleElement().isEqualTo("hello".getBytes());
+            assertThat(server.bodies()).singleElement().isEqualTo("hello".getBytes(StandardCharsets.UTF_8));
             assertThat(server.serverNames()).containsExactly("upstream.example.test");
         }
     }
@@ -113,14 +112,7 @@ class TlsTestServerTest {
         }
     }
 
-    private static SSLContext trusting(X509Certificate root) throws Exception {
-        KeyStore store = KeyStore.getInstance("PKCS12");
-        store.load(null, null);
-        store.setCertificateEntry("root", root);
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(store);
-        SSLContext context = SSLContext.getInstance("TLS");
-        context.init(null, tmf.getTrustManagers(), null);
-        return context;
+    private static SSLContext trusting(X509Certificate root) {
+        return Trust.of(root).context;
     }
 }
