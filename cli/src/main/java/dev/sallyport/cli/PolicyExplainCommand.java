@@ -15,8 +15,9 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
 /**
- * {@code sallyport policy explain FILE --url URL [--method M] [--client ID]}: the decision for one request and
- * the rule (name and line) that made it. Exit 0 whatever the decision; 2 when the file or the URL is invalid.
+ * {@code sallyport policy explain FILE --url URL [--method M]}: the decision for one request and the rule (name
+ * and line) that made it. Exit 0 whatever the decision; 2 when the file or the URL is invalid. There is no
+ * {@code --client} until the proxy tells clients apart (a policy file cannot name clients yet either).
  */
 @Command(name = "explain", mixinStandardHelpOptions = true,
         description = "Print the decision for one request and the rule (name and line) that made it.",
@@ -36,13 +37,10 @@ public final class PolicyExplainCommand implements Callable<Integer> {
     @Option(names = "--method", paramLabel = "M", defaultValue = "GET", description = "HTTP method (default: ${DEFAULT-VALUE}).")
     String method;
 
-    @Option(names = "--client", paramLabel = "ID", description = "Client identity, for rules with 'clients'.")
-    String client;
-
     @Override
     public Integer call() throws Exception {
         PolicyEngine engine = PolicyEngine.compile(PolicyLoader.load(file));
-        Explain.Explanation explanation = Explain.explain(engine, url, method, client);
+        Explain.Explanation explanation = Explain.explain(engine, url, method, null);
         if (Reasons.INVALID_URL.equals(explanation.decision().reason())) {
             String error = explanation.lines().stream().filter(l -> l.startsWith("error: ")).findFirst()
                     .map(l -> l.substring("error: ".length())).orElse("not a valid URL");

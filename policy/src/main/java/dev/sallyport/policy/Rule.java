@@ -9,7 +9,10 @@ import java.util.Set;
  * literal target, one of {@code cidrs} contains it; then the port, the client identity, the method and
  * the path must match too (empty sets mean "any"). Rules are tried in file order; the first match wins.
  *
- * @param line the line of the rule in its file (0 for rules built in code)
+ * @param line    the line of the rule in its file (0 for rules built in code)
+ * @param clients client identities the rule is for (empty: any). A policy file cannot set them yet (the loader
+ *                refuses {@code clients:}: the proxy does not tell clients apart until per-sandbox identities
+ *                exist); only rules built in code carry them.
  */
 public record Rule(String name, int line, Action action, List<HostPattern> hosts, List<Cidr> cidrs,
                    Set<Integer> ports, Set<String> methods, List<PathPattern> paths, TlsMode tls,

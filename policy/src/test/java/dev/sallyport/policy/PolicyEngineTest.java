@@ -2,6 +2,8 @@ package dev.sallyport.policy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -179,13 +181,13 @@ class PolicyEngineTest {
     }
 
     @Test
-    void clientsRestrictRules() throws PolicyException {
-        PolicyEngine e = engine("""
-                rules:
-                  - name: ci-only
-                    hosts: [deploy.example]
-                    clients: [ci-runner]
-                """);
+    void clientsRestrictRulesBuiltInCode() {
+        // A policy file cannot say clients: yet (PolicyLoaderTest); the matching stays for per-sandbox identities.
+        Rule ciOnly = new Rule("ci-only", 0, Action.ALLOW, List.of(HostPattern.parse("deploy.example")), List.of(),
+                Rule.DEFAULT_PORTS, Set.of(), List.of(), TlsMode.INTERCEPT, Set.of("ci-runner"));
+        Policy d = Policy.defaults();
+        PolicyEngine e = PolicyEngine.compile(new Policy(d.proxy(), d.ca(), d.audit(), d.mode(), d.upstream(),
+                d.network(), List.of(ciOnly), List.of(), null));
         assertThat(e.onConnect("deploy.example", 443, "ci-runner").verdict()).isEqualTo(Verdict.ALLOW);
         assertThat(e.onConnect("deploy.example", 443, "laptop").reason()).isEqualTo(Reasons.CLIENT_NOT_ALLOWED);
         assertThat(e.onConnect("deploy.example", 443, null).verdict()).isEqualTo(Verdict.DENY);

@@ -207,6 +207,27 @@ class PolicyLoaderTest {
     }
 
     @Test
+    void clientsIsRefusedWithOneLineUntilTheProxyCanTellClientsApart(@TempDir Path dir) throws Exception {
+        // A key that can never match (no client identity reaches the rules yet) must not look like it works.
+        PolicyException e = problems("""
+                rules:
+                  - name: ci-only
+                    hosts: [deploy.example]
+                    clients: [ci-runner]
+                  - {name: anyone, hosts: [a.example], clients: []}
+                """);
+        assertThat(e.problems()).extracting(PolicyProblem::toString).containsExactly(
+                "policy.yaml:4:14: rules[0].clients: not supported yet (expected: no clients key; per-sandbox"
+                        + " identities come with a shared proxy that sandboxes attach to)",
+                "policy.yaml:5:49: rules[1].clients: not supported yet (expected: no clients key; per-sandbox"
+                        + " identities come with a shared proxy that sandboxes attach to)");
+        Path file = Files.writeString(dir.resolve("p.yaml"), "rules: [{name: r, hosts: [a.example], clients: [x]}]\n");
+        assertThatThrownBy(() -> PolicyLoader.load(file)).isInstanceOf(PolicyException.class)
+                .hasMessage(file + ":1:48: rules[0].clients: not supported yet (expected: no clients key;"
+                        + " per-sandbox identities come with a shared proxy that sandboxes attach to)");
+    }
+
+    @Test
     void moreThanOneDocumentOrAMergeKeyIsRefused() {
         assertThat(problems("mode: enforce\n---\nmode: audit\n").problems().getFirst().line()).isEqualTo(2);
         PolicyException merge = problems("""
@@ -261,7 +282,7 @@ class PolicyLoaderTest {
                 upstream: {trust: [system, corp.pem]}
                 network: {deny: [default, "192.31.196.0/24"]}
                 rules:
-                  - {name: r, hosts: [a.example], clients: [ci, laptop], ports: [443, 8443]}
+                  - {name: r, hosts: [a.example], ports: [443, 8443]}
                 secrets:
                   - name: API_KEY
                     from: file:keys/api
@@ -282,7 +303,7 @@ class PolicyLoaderTest {
         assertThat(p.proxy().adminTokenFile()).isEqualTo(dir.toAbsolutePath().resolve("secrets/admin.token"));
         assertThat(p.upstream().trustFiles()).containsExactly(dir.toAbsolutePath().resolve("corp.pem"));
         assertThat(p.network().deny()).hasSize(DefaultDeny.NETWORKS.size() + 1);
-        assertThat(p.rules().getFirst().clients()).isEqualTo(Set.of("ci", "laptop"));
+        assertThat(p.rules().getFirst().ports()).isEqualTo(Set.of(443, 8443));
         SecretSpec s = p.secrets().getFirst();
         assertThat(s.from()).isEqualTo(new SecretSource.File(dir.toAbsolutePath().resolve("keys/api")));
         assertThat(s.placeholder()).isEqualTo("SALLYPORT_PLACEHOLDER_API_KEY");
