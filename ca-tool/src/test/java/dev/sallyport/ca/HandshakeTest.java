@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sallyport.testing.ExternalProcess;
 import dev.sallyport.testing.TlsTestServer;
+import dev.sallyport.testing.Trust;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -12,6 +13,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
@@ -27,7 +29,6 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLHandshakeException;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
-import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -189,8 +190,8 @@ class HandshakeTest {
             params.setServerNames(List.of(new SNIHostName(host)));
             socket.setSSLParameters(params);
             socket.startHandshake();
-            socket.getOutputStream().write(("GET / HTTP/1.1\r\nHost: " + host + "\r\n\r\n").getBytes());
-            String response = new String(socket.getInputStream().readAllBytes());
+            socket.getOutputStream().write(("GET / HTTP/1.1\r\nHost: " + host + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            String response = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertThat(response).startsWith("HTTP/1.1 200 OK").endsWith(BODY);
         }
     }
@@ -207,10 +208,6 @@ class HandshakeTest {
     private static SSLContext trusting(byte[] p12, String password) throws Exception {
         KeyStore store = KeyStore.getInstance("PKCS12");
         store.load(new ByteArrayInputStream(p12), password.toCharArray());
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(store);
-        SSLContext context = SSLContext.getInstance("TLS");
-        context.init(null, tmf.getTrustManagers(), null);
-        return context;
+        return Trust.of(store).context;
     }
 }

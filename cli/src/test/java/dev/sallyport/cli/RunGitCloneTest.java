@@ -7,6 +7,7 @@ import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
 import dev.sallyport.testing.ExternalProcess;
 import dev.sallyport.testing.TestPki;
+import dev.sallyport.testing.TestServerSockets;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -14,7 +15,6 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyStore;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,8 +26,6 @@ import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import javax.net.ssl.KeyManagerFactory;
-import javax.net.ssl.SSLContext;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -60,7 +58,7 @@ class RunGitCloneTest {
         TestPki.Issued leaf = pki.issue("127.0.0.1");
         Queue<String> authorizations = new ConcurrentLinkedQueue<>();
         HttpsServer server = HttpsServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 16);
-        server.setHttpsConfigurator(new HttpsConfigurator(serverContext(leaf)));
+        server.setHttpsConfigurator(new HttpsConfigurator(TestServerSockets.serverContext(leaf.key(), leaf.chain())));
         String expected = "Basic " + base64("x-access-token:" + token);
         server.createContext("/", exchange -> serve(exchange, bare, expected, authorizations));
         try (ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor()) {
@@ -168,18 +166,6 @@ class RunGitCloneTest {
         ExternalProcess.Result r = ExternalProcess.run(Duration.ofSeconds(30), command, null,
                 Map.of("HOME", home.toString(), "GIT_CONFIG_NOSYSTEM", "1"));
         assertThat(r.exit()).as("git %s: %s", String.join(" ", args), r.stderr()).isZero();
-    }
-
-    private static SSLContext serverContext(TestPki.Issued leaf) throws Exception {
-        KeyStore store = KeyStore.getInstance("PKCS12");
-        store.load(null, null);
-        char[] password = "test".toCharArray();
-        store.setKeyEntry("server", leaf.key(), password, leaf.chain());
-        KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-        kmf.init(store, password);
-        SSLContext context = SSLContext.getInstance("TLS");
-        context.init(kmf.getKeyManagers(), null, null);
-        return context;
     }
 
     private static String base64(String text) {

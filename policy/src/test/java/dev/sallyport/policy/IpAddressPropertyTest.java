@@ -3,6 +3,7 @@ package dev.sallyport.policy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.net.InetAddress;
+import java.util.Locale;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
@@ -34,7 +35,7 @@ class IpAddressPropertyTest {
             byte[] jdk = InetAddress.ofLiteral(text).getAddress(); // the JDK turns IPv4-mapped into IPv4
             byte[] expected = jdk.length == bytes.length ? bytes : java.util.Arrays.copyOfRange(bytes, 12, 16);
             assertThat(jdk).as(text).isEqualTo(expected);
-            assertThat(HostNames.normalize(bytes.length == 4 ? text : "[" + text.toUpperCase() + "]")).isEqualTo(text);
+            assertThat(HostNames.normalize(bytes.length == 4 ? text : "[" + text.toUpperCase(Locale.ROOT) + "]")).isEqualTo(text);
         }
     }
 }

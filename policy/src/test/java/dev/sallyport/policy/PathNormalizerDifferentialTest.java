@@ -219,7 +219,8 @@ class PathNormalizerDifferentialTest {
     /** The same escape with each hex digit's case chosen at random. */
     private static String flipCase(String s, Random random) {
         StringBuilder sb = new StringBuilder(s.length());
-        for (char c : s.toCharArray()) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
             sb.append(Character.isLetter(c) && random.nextBoolean() ? Character.toUpperCase(c) : c);
         }
         return sb.toString();

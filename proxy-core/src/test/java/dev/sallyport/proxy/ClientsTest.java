@@ -4,12 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sallyport.proxy.events.AuditFields;
 import dev.sallyport.proxy.testing.EchoUpstream;
-import dev.sallyport.proxy.testing.LeakCheck;
 import dev.sallyport.proxy.testing.MapResolver;
 import dev.sallyport.proxy.testing.ProxyFixture;
 import dev.sallyport.proxy.testing.RawClient;
-import dev.sallyport.proxy.testing.Trust;
 import dev.sallyport.testing.TestPki;
+import dev.sallyport.testing.Trust;
 import java.net.InetSocketAddress;
 import java.net.ProxySelector;
 import java.net.URI;
@@ -44,7 +43,6 @@ class ClientsTest {
 
     @BeforeAll
     static void start() throws Exception {
-        LeakCheck.install();
         dir = ProxyFixture.tempDir();
         TestPki pki = TestPki.create();
         upstream = EchoUpstream.https(pki.issue("upstream.test"));
@@ -59,7 +57,6 @@ class ClientsTest {
     static void stop() {
         proxy.close();
         upstream.close();
-        assertThat(LeakCheck.collect()).as("Netty buffer leaks").isEmpty();
     }
 
     static OkHttpClient okhttp() throws Exception {

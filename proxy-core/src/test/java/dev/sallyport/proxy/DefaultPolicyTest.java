@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.sallyport.ca.CertificateAuthority;
 import dev.sallyport.policy.HostPort;
 import dev.sallyport.policy.Policy;
-import dev.sallyport.proxy.testing.LeakCheck;
 import dev.sallyport.proxy.testing.MapResolver;
 import dev.sallyport.proxy.events.AuditFields;
 import dev.sallyport.proxy.testing.RawClient;
@@ -17,7 +16,6 @@ class DefaultPolicyTest {
 
     @Test
     void defaultPolicyDeniesEverythingAndIsHealthy() throws Exception {
-        LeakCheck.install();
         MapResolver resolver = new MapResolver().map("example.test", "127.0.0.1");
         try (SallyportProxy proxy = SallyportProxy.start(ProxyOptions.of(Policy.defaults())
                 .withCa(CertificateAuthority.ephemeral("default-test"))
@@ -38,7 +36,6 @@ class DefaultPolicyTest {
 
     @Test
     void deniedPlainRequestAuditNamesTheHostItWanted() throws Exception {
-        LeakCheck.install();
         RecordingListener events = new RecordingListener();
         try (SallyportProxy proxy = SallyportProxy.start(ProxyOptions.of(Policy.defaults())
                 .withCa(CertificateAuthority.ephemeral("default-test"))

@@ -6,7 +6,6 @@ import dev.sallyport.ca.CertificateAuthority;
 import dev.sallyport.policy.HostPort;
 import dev.sallyport.policy.PolicyLoader;
 import dev.sallyport.proxy.events.AuditFields;
-import dev.sallyport.proxy.testing.LeakCheck;
 import dev.sallyport.proxy.testing.MapResolver;
 import dev.sallyport.proxy.testing.RawClient;
 import dev.sallyport.proxy.testing.RecordingListener;
@@ -20,7 +19,6 @@ class DialDenyTest {
 
     @Test
     void allowedNameResolvingToDeniedAddressIsRecordedAndCountedAsOneDeny() throws Exception {
-        LeakCheck.install();
         RecordingListener events = new RecordingListener();
         MapResolver resolver = new MapResolver().map("rebound.example.test", "127.0.0.1");
         var policy = PolicyLoader.parse("""

@@ -6,12 +6,11 @@ import dev.sallyport.proxy.events.AuditFields;
 import dev.sallyport.proxy.testing.CapturedStderr;
 import dev.sallyport.proxy.testing.ClientHellos;
 import dev.sallyport.proxy.testing.EchoUpstream;
-import dev.sallyport.proxy.testing.LeakCheck;
 import dev.sallyport.proxy.testing.MapResolver;
 import dev.sallyport.proxy.testing.ProxyFixture;
 import dev.sallyport.proxy.testing.RawClient;
-import dev.sallyport.proxy.testing.Trust;
 import dev.sallyport.testing.TestPki;
+import dev.sallyport.testing.Trust;
 import java.io.IOException;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
@@ -41,7 +40,6 @@ class HostileClientHelloTest {
 
     @BeforeAll
     static void start() throws Exception {
-        LeakCheck.install();
         stderr = CapturedStderr.install();
         dir = ProxyFixture.tempDir();
         TestPki pki = TestPki.create();
@@ -60,7 +58,6 @@ class HostileClientHelloTest {
         stderr.close();
         assertThat(logText()).as("the proxy's log output was captured").contains("proxy listening");
         assertThat(stderr.stackTraceLines()).as("stack traces in the log").isEmpty();
-        assertThat(LeakCheck.collect()).as("Netty buffer leaks").isEmpty();
     }
 
     static Stream<Arguments> hostileHellos() {

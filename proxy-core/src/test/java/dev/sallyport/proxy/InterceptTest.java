@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sallyport.proxy.events.AuditFields;
 import dev.sallyport.proxy.testing.EchoUpstream;
-import dev.sallyport.proxy.testing.LeakCheck;
 import dev.sallyport.proxy.testing.MapResolver;
 import dev.sallyport.proxy.testing.ProxyFixture;
 import dev.sallyport.testing.ExternalProcess;
@@ -27,7 +26,6 @@ class InterceptTest {
 
     @BeforeAll
     static void upstream() throws Exception {
-        LeakCheck.install();
         dir = ProxyFixture.tempDir();
         pki = TestPki.create();
         root = pki.rootPem(dir);
@@ -37,7 +35,6 @@ class InterceptTest {
     @AfterAll
     static void stop() {
         upstream.close();
-        assertThat(LeakCheck.collect()).as("Netty buffer leaks").isEmpty();
     }
 
     ProxyFixture proxy(String allowPrivate, String rules) throws Exception {

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sallyport.proxy.events.AuditFields;
 import dev.sallyport.proxy.testing.EchoUpstream;
-import dev.sallyport.proxy.testing.LeakCheck;
 import dev.sallyport.proxy.testing.MapResolver;
 import dev.sallyport.proxy.testing.ProxyFixture;
 import dev.sallyport.testing.ExternalProcess;
@@ -28,7 +27,6 @@ class PassthroughTest {
 
     @BeforeAll
     static void start() throws Exception {
-        LeakCheck.install();
         dir = ProxyFixture.tempDir();
         TestPki pki = TestPki.create();
         root = pki.rootPem(dir);
@@ -43,7 +41,6 @@ class PassthroughTest {
     static void stop() {
         proxy.close();
         upstream.close();
-        assertThat(LeakCheck.collect()).as("Netty buffer leaks").isEmpty();
     }
 
     static ExternalProcess.Result openssl(String sni, String... extra) {

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sallyport.proxy.events.AuditFields;
 import dev.sallyport.proxy.testing.EchoUpstream;
-import dev.sallyport.proxy.testing.LeakCheck;
 import dev.sallyport.proxy.testing.MapResolver;
 import dev.sallyport.proxy.testing.ProxyFixture;
 import dev.sallyport.proxy.testing.RawClient;
@@ -27,7 +26,6 @@ class PlainHttpTest {
 
     @BeforeAll
     static void start() throws Exception {
-        LeakCheck.install();
         dir = ProxyFixture.tempDir();
         upstream = EchoUpstream.http();
         int port = upstream.port();
@@ -46,7 +44,6 @@ class PlainHttpTest {
     static void stop() {
         proxy.close();
         upstream.close();
-        assertThat(LeakCheck.collect()).as("Netty buffer leaks").isEmpty();
     }
 
     String send(String raw) {

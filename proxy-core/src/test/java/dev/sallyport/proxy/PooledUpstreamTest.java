@@ -6,7 +6,6 @@ import dev.sallyport.ca.CertificateAuthority;
 import dev.sallyport.policy.HostPort;
 import dev.sallyport.policy.PolicyLoader;
 import dev.sallyport.proxy.testing.EchoUpstream;
-import dev.sallyport.proxy.testing.LeakCheck;
 import dev.sallyport.proxy.testing.MapResolver;
 import dev.sallyport.proxy.testing.ProxyFixture;
 import dev.sallyport.proxy.testing.RecordingListener;
@@ -32,14 +31,12 @@ class PooledUpstreamTest {
 
     @BeforeAll
     static void start() throws Exception {
-        LeakCheck.install();
         upstream = EchoUpstream.http();
     }
 
     @AfterAll
     static void stop() {
         upstream.close();
-        assertThat(LeakCheck.collect()).as("Netty buffer leaks").isEmpty();
     }
 
     String policy(boolean allowLoopback) {

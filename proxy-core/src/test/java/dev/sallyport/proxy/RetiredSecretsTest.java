@@ -2,14 +2,13 @@ package dev.sallyport.proxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sallyport.proxy.testing.LeakCheck;
 import dev.sallyport.proxy.testing.MapResolver;
 import dev.sallyport.proxy.testing.ProxyFixture;
 import dev.sallyport.proxy.testing.ScriptedUpstream;
-import dev.sallyport.proxy.testing.Trust;
 import dev.sallyport.proxy.testing.WebSocketRig;
 import dev.sallyport.proxy.testing.WsFrames;
 import dev.sallyport.testing.TestPki;
+import dev.sallyport.testing.Trust;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,7 +20,6 @@ import okhttp3.Request;
 import okhttp3.Response;
 import okhttp3.WebSocket;
 import org.assertj.core.api.SoftAssertions;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -30,15 +28,6 @@ import org.junit.jupiter.params.provider.ValueSource;
  * kept the token it was sent and echoes it back later, in a response header, the body and a WebSocket message.
  */
 class RetiredSecretsTest {
-
-    static {
-        LeakCheck.install();
-    }
-
-    @AfterAll
-    static void noLeaks() {
-        assertThat(LeakCheck.collect()).as("Netty buffer leaks").isEmpty();
-    }
 
     static final String HOST = WebSocketRig.HOST;
     static final String OLD = "old-real-value-0123456789abcdef";

@@ -9,7 +9,6 @@ import dev.sallyport.policy.PolicyLoader;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.inject.Placeholders;
 import dev.sallyport.proxy.inject.SecretLoadException;
-import dev.sallyport.proxy.testing.LeakCheck;
 import dev.sallyport.proxy.testing.ProxyFixture;
 import dev.sallyport.proxy.testing.RecordingListener;
 import java.nio.file.Files;
@@ -18,10 +17,6 @@ import org.junit.jupiter.api.Test;
 
 /** The secret store follows policy reloads; a secret that cannot be read keeps the old store (and at start, fails). */
 class SecretsReloadTest {
-
-    static {
-        LeakCheck.install();
-    }
 
     final Path dir = ProxyFixture.tempDir();
 

@@ -3,11 +3,10 @@ package dev.sallyport.proxy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sallyport.proxy.testing.EchoUpstream;
-import dev.sallyport.proxy.testing.LeakCheck;
 import dev.sallyport.proxy.testing.MapResolver;
 import dev.sallyport.proxy.testing.ProxyFixture;
-import dev.sallyport.proxy.testing.Trust;
 import dev.sallyport.testing.TestPki;
+import dev.sallyport.testing.Trust;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -27,10 +26,6 @@ import org.junit.jupiter.api.Test;
  * it echoed; toward a host the secret is not bound to, that message would be refused, see WebSocketGuardTest.)
  */
 class SecretsWebSocketTest {
-
-    static {
-        LeakCheck.install();
-    }
 
     static final String VALUE = "ws-real-value-0123456789abcdef";
 

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sallyport.proxy.events.AuditFields;
 import dev.sallyport.proxy.testing.EchoUpstream;
-import dev.sallyport.proxy.testing.LeakCheck;
 import dev.sallyport.proxy.testing.MapResolver;
 import dev.sallyport.proxy.testing.ProxyFixture;
 import dev.sallyport.proxy.testing.RawClient;
@@ -31,7 +30,6 @@ class TunnelAttackTest {
 
     @BeforeAll
     static void start() throws Exception {
-        LeakCheck.install();
         dir = ProxyFixture.tempDir();
         pki = TestPki.create();
         upstream = EchoUpstream.https(pki.issue("upstream.test"));
@@ -50,7 +48,6 @@ class TunnelAttackTest {
         proxy.close();
         upstream.close();
         wrongName.close();
-        assertThat(LeakCheck.collect()).as("Netty buffer leaks").isEmpty();
     }
 
     static ExternalProcess.Result openssl(String connect, String... extra) {

@@ -4,7 +4,6 @@ import static dev.sallyport.proxy.testing.WebSocketRig.next;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sallyport.proxy.events.AuditFields;
-import dev.sallyport.proxy.testing.LeakCheck;
 import dev.sallyport.proxy.testing.WebSocketRig;
 import dev.sallyport.proxy.testing.WsFrames;
 import java.io.ByteArrayOutputStream;
@@ -18,7 +17,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLSocket;
 import okhttp3.WebSocket;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -29,15 +27,6 @@ import org.junit.jupiter.params.provider.ValueSource;
  * with 1008 and the refusal audited with the secret's name; the server never receives the whole placeholder.
  */
 class WebSocketGuardTest {
-
-    static {
-        LeakCheck.install();
-    }
-
-    @AfterAll
-    static void noLeaks() {
-        assertThat(LeakCheck.collect()).as("Netty buffer leaks").isEmpty();
-    }
 
     static final String PLACEHOLDER = "sallyport-ph-guardtestplaceholder001";
     static final String VALUE = "guard-real-value-0123456789abcdef";

@@ -3,12 +3,10 @@ package dev.sallyport.proxy;
 import static dev.sallyport.proxy.testing.WebSocketRig.next;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sallyport.proxy.testing.LeakCheck;
 import dev.sallyport.proxy.testing.WebSocketRig;
 import dev.sallyport.proxy.testing.WsFrames;
 import java.util.concurrent.BlockingQueue;
 import okhttp3.WebSocket;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -18,15 +16,6 @@ import org.junit.jupiter.params.provider.ValueSource;
  * the client (scrubbed, in order), and both directions read on afterwards.
  */
 class WebSocketUpgradeTest {
-
-    static {
-        LeakCheck.install();
-    }
-
-    @AfterAll
-    static void noLeaks() {
-        assertThat(LeakCheck.collect()).as("Netty buffer leaks").isEmpty();
-    }
 
     static final String VALUE = "ws-early-value-0123456789abcdef";
 

@@ -2,6 +2,7 @@ package dev.sallyport.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sallyport.testing.Prerequisites;
 import java.io.IOException;
 import java.net.DatagramPacket;
 import java.net.DatagramSocket;
@@ -49,7 +50,7 @@ class SandboxAttackTest {
             server = new ServerSocket(0, 16, address);
             Thread.ofVirtual().start(() -> {
                 while (!server.isClosed()) {
-                    try (Socket s = server.accept()) {
+                    try (Socket _ = server.accept()) {
                         accepted.incrementAndGet();
                     } catch (IOException e) {
                         return;
@@ -80,7 +81,8 @@ class SandboxAttackTest {
 
     @Test
     void directTcpToAHostInANetworkNamespaceTheTestMadeFails() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(TestNetns.available(), "needs root and ip(8)");
+        Prerequisites.requireRoot("a network namespace the test makes");
+        Prerequisites.require("ip", TestNetns.hasIp(), "iproute2: apt-get install iproute2");
         try (TestNetns net = new TestNetns()) {
             // The host reaches it: the route exists outside the sandbox.
             try (Socket s = new Socket()) {

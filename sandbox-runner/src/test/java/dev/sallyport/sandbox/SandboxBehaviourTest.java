@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sallyport.sandbox.internal.SandboxEnvironmentTest;
+import dev.sallyport.testing.Prerequisites;
 import java.io.BufferedReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -151,8 +152,8 @@ class SandboxBehaviourTest {
 
     @Test
     void requireLandlockRunsWhenTheKernelHasIt() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(LandlockProbe.abi() >= LandlockProbe.FULL_ABI,
-                "kernel Landlock ABI " + LandlockProbe.abi());
+        Prerequisites.require("Landlock ABI " + LandlockProbe.FULL_ABI, LandlockProbe.abi() >= LandlockProbe.FULL_ABI,
+                "this kernel has Landlock ABI " + LandlockProbe.abi());
         Fixture.Run r = f.run(f.spec("echo confined").requireLandlock(true).build(), new byte[0]);
         assertThat(r.exit()).isZero();
         assertThat(r.out()).isEqualTo("confined\n");

@@ -6,6 +6,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -100,7 +101,7 @@ class SandboxTlsTest {
         List<String> cmd = new java.util.ArrayList<>(List.of("openssl"));
         cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes());
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
             p.destroyForcibly();
             throw new IllegalStateException("openssl " + args[0] + ": failed: " + out);

@@ -2,6 +2,7 @@ package dev.sallyport.sandbox;
 
 import java.io.BufferedReader;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -48,9 +49,8 @@ final class TestNetns implements AutoCloseable {
         }
     }
 
-    static boolean available() {
-        boolean ip = new java.io.File("/usr/sbin/ip").canExecute() || new java.io.File("/sbin/ip").canExecute();
-        return ip && "root".equals(System.getProperty("user.name"));
+    static boolean hasIp() {
+        return new java.io.File("/usr/sbin/ip").canExecute() || new java.io.File("/sbin/ip").canExecute();
     }
 
     private static void sh(String... cmd) throws IOException, InterruptedException {
@@ -58,19 +58,24 @@ final class TestNetns implements AutoCloseable {
         byte[] out = p.getInputStream().readAllBytes();
         if (!p.waitFor(20, TimeUnit.SECONDS) || p.exitValue() != 0) {
             p.destroyForcibly();
-            throw new IllegalStateException(String.join(" ", cmd) + ": failed: " + new String(out).trim());
+            throw new IllegalStateException(String.join(" ", cmd) + ": failed: " + new String(out, StandardCharsets.UTF_8).trim());
         }
     }
 
     @Override
-    public void close() throws Exception {
-        if (server != null) {
-            server.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-        }
-        for (String[] cmd : new String[][] {{"ip", "link", "del", hostIfc}, {"ip", "netns", "del", name}}) {
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-            p.waitFor(20, TimeUnit.SECONDS);
+    public void close() throws IOException {
+        try {
+            if (server != null) {
+                server.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+            for (String[] cmd : new String[][] {{"ip", "link", "del", hostIfc}, {"ip", "netns", "del", name}}) {
+                Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
+                        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+                p.waitFor(20, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while removing " + name, e);
         }
     }
 }

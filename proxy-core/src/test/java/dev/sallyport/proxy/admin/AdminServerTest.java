@@ -6,6 +6,7 @@ import dev.sallyport.proxy.events.AuditFields;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.metrics.ProxyMetrics;
 import dev.sallyport.proxy.reload.ReloadResult;
+import dev.sallyport.testing.Prerequisites;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
@@ -211,7 +212,7 @@ class AdminServerTest {
 
     @Test
     void runsOnANativeEpollGroupToo() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(io.netty.channel.epoll.Epoll.isAvailable(), "no native epoll");
+        Prerequisites.require("epoll", io.netty.channel.epoll.Epoll.isAvailable(), "Netty's native epoll transport");
         EventLoopGroup epoll = new MultiThreadIoEventLoopGroup(1, io.netty.channel.epoll.EpollIoHandler.newFactory());
         try (AdminServer s = AdminServer.start(new InetSocketAddress("127.0.0.1", 0), epoll, new AdminEndpoints(
                 metrics::scrape, () -> nextReload, Optional::empty, null))) {

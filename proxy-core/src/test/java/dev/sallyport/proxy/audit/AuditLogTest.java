@@ -1,9 +1,9 @@
 package dev.sallyport.proxy.audit;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.sallyport.proxy.events.ProxyEvent;
+import dev.sallyport.testing.Await;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -24,7 +24,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -309,11 +308,7 @@ class AuditLogTest {
     }
 
     private static void await(BooleanSupplier condition) {
-        assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
-            while (!condition.getAsBoolean()) {
-                LockSupport.parkNanos(2_000_000);   // poll every 2 ms until the deadline
-            }
-        });
+        Await.until("the log's state changed", Duration.ofSeconds(20), condition);
     }
 
     static final class RecordingListener implements AuditFailureListener {

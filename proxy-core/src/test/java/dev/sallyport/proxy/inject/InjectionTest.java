@@ -18,6 +18,7 @@ import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -263,7 +264,7 @@ class InjectionTest {
         DefaultHttpRequest req = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/?q=" + ghPh);
         assertThat(store.exchange("github.example.com").inject(req))
                 .isEqualTo(new Refused("secret_wrong_place", "GH", "url"));
-        DefaultHttpRequest method = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.valueOf(ghPh.toUpperCase()), "/");
+        DefaultHttpRequest method = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.valueOf(ghPh.toUpperCase(Locale.ROOT)), "/");
         method.headers().add("Authorization", "Bearer " + ghPh);
         assertThat(store.exchange("github.example.com").inject(method)).isEqualTo(new Injected(List.of("GH")));
         DefaultHttpRequest exact = new DefaultHttpRequest(HttpVersion.HTTP_1_1, new HttpMethod(ghPh), "/");

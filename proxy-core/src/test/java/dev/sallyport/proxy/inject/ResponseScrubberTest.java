@@ -19,6 +19,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -114,7 +115,7 @@ class ResponseScrubberTest {
         byte[] got = run(scrubber, h, body, 1);
         assertThat(got).hasSize(body.length);
         assertThat(contains(got, bytes(value))).isFalse();
-        assertThat(new String(got)).startsWith("{\"token\":\"[sallyport:redacted]");
+        assertThat(new String(got, StandardCharsets.UTF_8)).startsWith("{\"token\":\"[sallyport:redacted]");
         assertThat(h.headers().getInt("Content-Length")).isEqualTo(body.length);
         assertThat(scrubber.redactedBytes()).isEqualTo(0);   // reset by the last content
     }
@@ -156,7 +157,7 @@ class ResponseScrubberTest {
         byte[] got = run(scrubber, h, gz, 1);
         assertThat(got).hasSize(text.length());
         assertThat(contains(got, bytes(value))).isFalse();
-        assertThat(new String(got)).startsWith("line with [sallyport:redacted]");
+        assertThat(new String(got, StandardCharsets.UTF_8)).startsWith("line with [sallyport:redacted]");
         assertThat(h.headers().contains("Content-Encoding")).isFalse();
         assertThat(h.headers().contains("Content-Length")).isFalse();
         assertThat(h.headers().get("Transfer-Encoding")).isEqualTo("chunked");
@@ -170,11 +171,11 @@ class ResponseScrubberTest {
         byte[] both = new byte[a.length + b.length];
         System.arraycopy(a, 0, both, 0, a.length);
         System.arraycopy(b, 0, both, a.length, b.length);
-        assertThat(new String(run(scrubber, head("Content-Encoding", "x-gzip"), both, 3)))
+        assertThat(new String(run(scrubber, head("Content-Encoding", "x-gzip"), both, 3), StandardCharsets.UTF_8))
                 .isEqualTo("first " + marker(value.length()) + " second");
         for (boolean raw : new boolean[] {false, true}) {
             byte[] d = deflate(bytes("d " + value), raw);
-            assertThat(new String(run(scrubber, head("Content-Encoding", "deflate"), d, 2))).as("raw=" + raw)
+            assertThat(new String(run(scrubber, head("Content-Encoding", "deflate"), d, 2), StandardCharsets.UTF_8)).as("raw=" + raw)
                     .isEqualTo("d " + marker(value.length()));
         }
     }

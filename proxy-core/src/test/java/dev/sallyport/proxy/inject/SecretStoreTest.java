@@ -11,6 +11,7 @@ import dev.sallyport.proxy.inject.InjectionResult.Injected;
 import dev.sallyport.proxy.inject.InjectionResult.Refused;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaders;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -138,11 +139,11 @@ class SecretStoreTest {
         ExchangeSecrets ex = store.exchange("a.example.com");
         ex.inject(auth(store.placeholders().get("A")), "/");
         List<Object> all = List.of(store, ex, ex.bodyGuard(), ex.responseScrubber(io.netty.buffer.ByteBufAllocator.DEFAULT, 1),
-                store.entries().getFirst(), store.patterns(), SecretValue.of(v.getBytes()), Placeholders.withKey(Fixtures.KEY),
+                store.entries().getFirst(), store.patterns(), SecretValue.of(v.getBytes(StandardCharsets.UTF_8)), Placeholders.withKey(Fixtures.KEY),
                 new Refused("secret_wrong_host", "A", "url"));
         for (Object o : all) {
             assertThat(o.toString()).as(o.getClass().getSimpleName()).doesNotContain(v).doesNotContain(v.substring(9));
         }
-        assertThat(SecretValue.of(v.getBytes()).toString()).isEqualTo("SecretValue[redacted]");
+        assertThat(SecretValue.of(v.getBytes(StandardCharsets.UTF_8)).toString()).isEqualTo("SecretValue[redacted]");
     }
 }

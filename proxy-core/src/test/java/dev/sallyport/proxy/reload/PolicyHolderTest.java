@@ -1,7 +1,6 @@
 package dev.sallyport.proxy.reload;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.sallyport.policy.PolicyEngine;
 import dev.sallyport.proxy.inject.SecretStore;
@@ -11,6 +10,8 @@ import dev.sallyport.proxy.audit.AuditLog;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.events.ProxyEventListener;
 import dev.sallyport.proxy.metrics.ProxyMetrics;
+import dev.sallyport.testing.Await;
+import dev.sallyport.testing.Prerequisites;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -22,10 +23,8 @@ import java.time.InstantSource;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -221,7 +220,7 @@ class PolicyHolderTest {
         Path file = policy(allowing("a.example"));
         holder(file, e -> {});
         holder.watchFileAndSighup();
-        Assumptions.assumeTrue(holder.sighupInstalled(), "SIGHUP handling unavailable in this JVM");
+        Prerequisites.require("SIGHUP", holder.sighupInstalled(), "a JVM that lets the proxy handle SIGHUP");
 
         Process kill = new ProcessBuilder("kill", "-HUP", Long.toString(ProcessHandle.current().pid()))
                 .redirectErrorStream(true).start();
@@ -233,10 +232,6 @@ class PolicyHolderTest {
     }
 
     private static void await(BooleanSupplier condition) {
-        assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
-            while (!condition.getAsBoolean()) {
-                LockSupport.parkNanos(2_000_000);   // poll every 2 ms until the deadline
-            }
-        });
+        Await.until("the reload was reported", Duration.ofSeconds(20), condition);
     }
 }

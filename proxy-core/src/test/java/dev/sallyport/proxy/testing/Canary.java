@@ -61,7 +61,7 @@ public final class Canary implements AutoCloseable {
 
     private void accept() {
         while (!server.isClosed()) {
-            try (Socket s = server.accept()) {
+            try (Socket _ = server.accept()) {
                 connections.incrementAndGet();
             } catch (IOException e) {
                 return;

@@ -8,6 +8,7 @@ import dev.sallyport.proxy.ProxyOptions;
 import dev.sallyport.proxy.SallyportProxy;
 import dev.sallyport.proxy.inject.Placeholders;
 import dev.sallyport.testing.TestPki;
+import dev.sallyport.testing.Trust;
 import dev.sallyport.testing.upstream.LenientUpstream;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -19,10 +19,6 @@ import java.nio.file.Path;
  */
 public final class ProxyFixture implements AutoCloseable {
 
-    static {
-        LeakCheck.install();
-    }
-
     public final SallyportProxy proxy;
     public final MapResolver resolver;
     public final RecordingListener events = new RecordingListener();

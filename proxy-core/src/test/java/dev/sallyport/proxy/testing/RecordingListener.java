@@ -3,6 +3,7 @@ package dev.sallyport.proxy.testing;
 import dev.sallyport.proxy.events.AuditFields;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.events.ProxyEventListener;
+import dev.sallyport.testing.Await;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -19,25 +20,15 @@ public final class RecordingListener implements ProxyEventListener {
     }
 
     public AuditFields await(String kind, Predicate<AuditFields> match) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (System.nanoTime() < deadline) {
+        return Await.value(() -> "a matching " + kind + " event (got " + events + ")", Duration.ofSeconds(10), () -> {
             for (ProxyEvent e : events) {
                 AuditFields f = fields(e, kind);
                 if (f != null && match.test(f)) {
                     return f;
                 }
             }
-            Thread.onSpinWait();
-            try {
-                synchronized (this) {
-                    wait(5);
-                }
-            } catch (InterruptedException ex) {
-                Thread.currentThread().interrupt();
-                break;
-            }
-        }
-        throw new AssertionError("no " + kind + " event matching within 10 s; got " + events);
+            return null;
+        });
     }
 
     public List<AuditFields> all(String kind) {

@@ -1,5 +1,6 @@
 package dev.sallyport.proxy.testing;
 
+import dev.sallyport.testing.Trust;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;

@@ -22,7 +22,6 @@ public final class Upstreams implements AutoCloseable {
     }
 
     public static Upstreams start(String... names) throws Exception {
-        LeakCheck.install();
         return new Upstreams(names);
     }
 

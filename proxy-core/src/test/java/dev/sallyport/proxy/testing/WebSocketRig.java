@@ -1,6 +1,7 @@
 package dev.sallyport.proxy.testing;
 
 import dev.sallyport.testing.TestPki;
+import dev.sallyport.testing.Trust;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

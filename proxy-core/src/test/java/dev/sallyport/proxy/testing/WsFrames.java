@@ -29,7 +29,7 @@ public final class WsFrames {
 
         /** The status code of a close frame, or -1 when it has none. */
         public int closeCode() {
-            return payload.length < 2 ? -1 : (payload[0] & 0xFF) << 8 | payload[1] & 0xFF;
+            return payload.length < 2 ? -1 : ((payload[0] & 0xFF) << 8) | (payload[1] & 0xFF);
         }
     }
 

@@ -3,6 +3,7 @@ package dev.sallyport.proxy.upstream;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sallyport.proxy.internal.Transports;
+import dev.sallyport.testing.Prerequisites;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -12,7 +13,6 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.function.BooleanSupplier;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /** The unread-bytes check on a real loopback socket: quiet until the server sends a byte or closes. */
@@ -20,14 +20,15 @@ class PendingInputTest {
 
     @Test
     void aSocketIsQuietUntilTheServerSendsSomethingOrCloses() throws Exception {
-        Assumptions.assumeTrue(Transports.nativeTransport(), "epoll: the only transport with a file descriptor");
+        Prerequisites.require("epoll", Transports.nativeTransport(), "the only transport with a file descriptor");
         EventLoopGroup group = Transports.group(1);
         try (ServerSocket server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             for (boolean close : new boolean[] {false, true}) {
                 Channel ch = new Bootstrap().group(group).channel(Transports.socketChannel())
                         .option(ChannelOption.AUTO_READ, false).handler(new ChannelInboundHandlerAdapter())
                         .connect(server.getLocalSocketAddress()).sync().channel();
-                try (Socket accepted = server.accept()) {
+                Socket accepted = server.accept();
+                try {
                     assertThat(onLoop(ch, () -> PendingInput.quiet(ch))).isTrue();
                     if (close) {
                         accepted.close();
@@ -42,6 +43,7 @@ class PendingInputTest {
                     assertThat(onLoop(ch, () -> PendingInput.quiet(ch))).as(close ? "closed" : "a byte waits")
                             .isFalse();
                 } finally {
+                    accepted.close();
                     ch.close().sync();
                 }
             }

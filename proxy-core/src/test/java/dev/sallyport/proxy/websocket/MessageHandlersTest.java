@@ -9,7 +9,6 @@ import dev.sallyport.proxy.inject.ExchangeSecrets;
 import dev.sallyport.proxy.inject.InjectionResult.Refused;
 import dev.sallyport.proxy.inject.Placeholders;
 import dev.sallyport.proxy.inject.SecretStore;
-import dev.sallyport.proxy.testing.LeakCheck;
 import dev.sallyport.proxy.testing.WsFrames;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -24,20 +23,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 /** The two WebSocket handlers on an {@link EmbeddedChannel}, fed one byte at a time. */
 class MessageHandlersTest {
-
-    static {
-        LeakCheck.install();
-    }
-
-    @AfterAll
-    static void noLeaks() {
-        assertThat(LeakCheck.collect()).as("Netty buffer leaks").isEmpty();
-    }
 
     static final String VALUE = "handler-real-value-0123456789abcdef";
     static final String PLACEHOLDER = "sallyport-ph-handlertestplaceholder1";

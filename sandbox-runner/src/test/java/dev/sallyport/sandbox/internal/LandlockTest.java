@@ -1,8 +1,9 @@
 package dev.sallyport.sandbox.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.sallyport.testing.Prerequisites;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -24,7 +25,7 @@ class LandlockTest {
     @Test
     void aConfinedThreadAndItsChildrenCannotWriteOutsideTheirRulesWhileOtherThreadsCan() throws Exception {
         Landlock landlock = Landlock.forCurrentArch();
-        assumeTrue(landlock.abi() >= 1, "kernel without Landlock");
+        Prerequisites.require("Landlock", landlock.abi() >= 1, "a kernel with Landlock enabled");
         Path allowed = Files.createDirectories(tmp.resolve("allowed"));
         Path denied = Files.createDirectories(tmp.resolve("denied"));
         CompletableFuture<String> result = new CompletableFuture<>();
@@ -38,7 +39,7 @@ class LandlockTest {
                 Files.writeString(allowed.resolve("thread.txt"), "ok");
                 Process child = new ProcessBuilder("/bin/sh", "-c", "echo x > '" + denied + "/child.txt'; echo d=$?;"
                         + " echo x > '" + allowed + "/child.txt'; echo a=$?").redirectErrorStream(true).start();
-                String out = new String(child.getInputStream().readAllBytes());
+                String out = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
                 child.waitFor(30, TimeUnit.SECONDS);
                 result.complete("abi=" + outcome.abi() + " thread=" + self + " " + out.replace('\n', ' '));
             } catch (Throwable t) {

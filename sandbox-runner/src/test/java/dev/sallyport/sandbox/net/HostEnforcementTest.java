@@ -34,7 +34,7 @@ class HostEnforcementTest {
 
     @BeforeAll
     static void requirements() throws Exception {
-        NetLab.assumeRootWithNetworkTools();
+        NetLab.requireRootWithNetworkTools();
     }
 
     @Test

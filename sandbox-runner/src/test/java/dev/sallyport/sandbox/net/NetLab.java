@@ -1,7 +1,6 @@
 package dev.sallyport.sandbox.net;
 
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
-
+import dev.sallyport.testing.Prerequisites;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -14,8 +13,6 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -43,27 +40,18 @@ final class NetLab implements AutoCloseable {
     private final String tag = HexFormat.of().formatHex(new byte[] {(byte) ThreadLocalRandom.current().nextInt(),
             (byte) ThreadLocalRandom.current().nextInt(), (byte) ThreadLocalRandom.current().nextInt()});
 
-    /** Skips the test (JUnit assumption) unless we are root with ip, nft, python3 and working netns. */
-    static void assumeRootWithNetworkTools() throws IOException {
-        assumeTrue(isRoot(), "needs root (network namespaces, bridges, nftables); run as root, as CI does");
-        assumeTrue(Executables.find("ip").isPresent(), "needs iproute2 ('ip'): apt-get install iproute2");
-        assumeTrue(Executables.find("nft").isPresent(), "needs nftables ('nft'): apt-get install nftables");
-        assumeTrue(Executables.find("python3").isPresent(), "needs python3 for the in-namespace clients");
+    /** Skips the test (fails it under CI) unless we are root with ip, nft, python3 and working netns. */
+    static void requireRootWithNetworkTools() throws IOException {
+        Prerequisites.requireRoot("network namespaces, bridges, nftables; run as root, as CI does");
+        Prerequisites.require("ip", Executables.find("ip").isPresent(), "iproute2: apt-get install iproute2");
+        Prerequisites.require("nft", Executables.find("nft").isPresent(), "nftables: apt-get install nftables");
+        Prerequisites.require("python3", Executables.find("python3").isPresent(), "the in-namespace clients");
         String probe = "sallyport-probe-" + ThreadLocalRandom.current().nextInt(1 << 20);
         CommandResult added = SHELL.capture(HostCommand.tolerant("ip", "netns", "add", probe));
         SHELL.capture(HostCommand.tolerant("ip", "netns", "del", probe));
-        assumeTrue(added.exit() == 0, "network namespaces unavailable here: " + added.firstErrorLine());
+        Prerequisites.require("network namespaces", added.exit() == 0, added.firstErrorLine());
         CommandResult nft = SHELL.capture(HostCommand.tolerant("nft", "list", "tables"));
-        assumeTrue(nft.exit() == 0, "nftables unusable here: " + nft.firstErrorLine());
-    }
-
-    static boolean isRoot() throws IOException {
-        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-            if (line.startsWith("Uid:")) {
-                return line.split("\\s+")[1].equals("0");
-            }
-        }
-        return false;
+        Prerequisites.require("nftables", nft.exit() == 0, nft.firstErrorLine());
     }
 
     /** A short random tag for names (interfaces are limited to 15 characters). */

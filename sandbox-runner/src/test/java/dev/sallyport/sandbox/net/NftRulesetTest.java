@@ -2,8 +2,8 @@ package dev.sallyport.sandbox.net;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.sallyport.testing.Prerequisites;
 import org.junit.jupiter.api.Test;
 
 class NftRulesetTest {
@@ -38,7 +38,8 @@ class NftRulesetTest {
 
     @Test
     void nftAcceptsTheScript() throws Exception {
-        assumeTrue(NetLab.isRoot() && Executables.find("nft").isPresent(), "needs root and nft to check syntax");
+        Prerequisites.requireRoot("nft -c needs root to check the syntax");
+        Prerequisites.require("nft", Executables.find("nft").isPresent(), "nftables: apt-get install nftables");
         CommandResult check = NetLab.SHELL.capture(
                 new HostCommand(java.util.List.of("nft", "-c", "-f", "-"), NETWORK.ruleset(), true));
         assertThat(check.exit()).as(check.stderr()).isZero();

@@ -21,7 +21,7 @@ class SandboxCleanupTest {
 
     @BeforeAll
     static void requirements() throws Exception {
-        NetLab.assumeRootWithNetworkTools();
+        NetLab.requireRootWithNetworkTools();
     }
 
     @Test

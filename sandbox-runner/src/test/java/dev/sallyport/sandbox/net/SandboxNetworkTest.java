@@ -2,8 +2,8 @@ package dev.sallyport.sandbox.net;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.sallyport.testing.Prerequisites;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -13,7 +13,7 @@ class SandboxNetworkTest {
 
     @Test
     void bridgeNameFollowsNerdctlsRuleCheckedAgainstSha256sum() throws Exception {
-        assumeTrue(Executables.find("sha256sum").isPresent(), "needs coreutils sha256sum");
+        Prerequisites.require("sha256sum", Executables.find("sha256sum").isPresent(), "coreutils' sha256sum");
         String digest = NetLab.SHELL.capture(new HostCommand(List.of("sha256sum"), "sallyport-ab12cd34", false))
                 .stdout().substring(0, 12);
 

@@ -1,16 +1,14 @@
 package dev.sallyport.sandbox.vm;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.sallyport.sandbox.net.CommandResult;
 import dev.sallyport.sandbox.net.HostCommand;
 import dev.sallyport.sandbox.net.HostShell;
+import dev.sallyport.testing.Prerequisites;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
@@ -54,10 +52,10 @@ class GuestProbeTest {
 
     @Test
     void reportsAGuestWithOnlyLoopback() throws Exception {
-        assumeTrue(Files.isReadable(Path.of("/proc/self/status")) && isRoot(), "needs root for a network namespace");
+        Prerequisites.requireRoot("a network namespace the test makes");
         String ns = "sp-probe-" + Integer.toHexString(ThreadLocalRandom.current().nextInt(1 << 24));
         CommandResult added = SHELL.capture(HostCommand.tolerant("ip", "netns", "add", ns));
-        assumeTrue(added.exit() == 0, "network namespaces unavailable: " + added.firstErrorLine());
+        Prerequisites.require("network namespaces", added.exit() == 0, added.firstErrorLine());
         try {
             // sysfs must be remounted to show the namespace's interfaces: 'ip netns exec' does that.
             GuestProbe.Result result = runScript(List.of("ip", "netns", "exec", ns), "10.213.7.1", 3128);
@@ -81,8 +79,4 @@ class GuestProbeTest {
                 .isEqualTo(new GuestProbe.Result.Failed("the proxy check did not finish"));
     }
 
-    static boolean isRoot() throws Exception {
-        return Files.readAllLines(Path.of("/proc/self/status")).stream()
-                .filter(l -> l.startsWith("Uid:")).anyMatch(l -> l.split("\\s+")[1].equals("0"));
-    }
 }

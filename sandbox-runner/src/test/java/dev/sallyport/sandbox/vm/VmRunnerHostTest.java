@@ -2,7 +2,6 @@ package dev.sallyport.sandbox.vm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.PolicyLoader;
@@ -15,6 +14,7 @@ import dev.sallyport.sandbox.net.Ipv4Subnet;
 import dev.sallyport.sandbox.net.RunMarkers;
 import dev.sallyport.sandbox.net.SandboxNetwork;
 import dev.sallyport.sandbox.net.SubnetPool;
+import dev.sallyport.testing.Prerequisites;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -55,13 +55,13 @@ class VmRunnerHostTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        assumeTrue(GuestProbeTest.isRoot(), "needs root (bridges, namespaces, nftables); CI runs as root");
+        Prerequisites.requireRoot("bridges, namespaces, nftables; CI runs as root");
         for (String tool : List.of("ip", "nft", "bash", "sha256sum", "sysctl")) {
-            assumeTrue(Executables.find(tool).isPresent(), "needs " + tool);
+            Prerequisites.require(tool, Executables.find(tool).isPresent(), "scripts/install-deps.sh installs it");
         }
         Path cni = List.of(Path.of("/usr/lib/cni"), Path.of("/opt/cni/bin")).stream()
                 .filter(d -> Files.isExecutable(d.resolve("bridge"))).findFirst().orElse(null);
-        assumeTrue(cni != null, "needs CNI's bridge plugin: apt-get install containernetworking-plugins");
+        Prerequisites.require("CNI bridge plugin", cni != null, "apt-get install containernetworking-plugins");
         forwardBefore = Files.readString(IP_FORWARD).strip();
         Path state = Files.createDirectories(dir.resolve("state"));
         String script;
