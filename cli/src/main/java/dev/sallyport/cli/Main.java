@@ -2,6 +2,7 @@ package dev.sallyport.cli;
 
 import dev.sallyport.proxy.HeadStart;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 
@@ -20,7 +21,8 @@ public final class Main {
         } else if (command.equals("run")) {
             HeadStart.begin();
         }
-        int code = run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args);
+        int code = run(new PrintWriter(System.out, true, StandardCharsets.UTF_8),
+                new PrintWriter(System.err, true, StandardCharsets.UTF_8), args);
         System.exit(code);
     }
 

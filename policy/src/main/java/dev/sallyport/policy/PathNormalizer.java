@@ -172,6 +172,7 @@ public final class PathNormalizer {
         return sb.toString();
     }
 
+    @SuppressWarnings("OrphanedFormatString")   // %2F and %5C are the percent-encodings the messages name
     private static void appendDecoded(StringBuilder sb, int b) {
         if (b == '/') {
             throw new IllegalArgumentException("encoded slash %2F in path");

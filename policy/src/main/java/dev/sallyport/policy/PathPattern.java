@@ -20,7 +20,7 @@ public final class PathPattern {
     private static final String ANY = "**";
 
     private final String text;
-    private final String[] segments; // ONE and ANY compared by identity
+    private final String[] segments; // ONE, ANY or a literal (a literal never contains '*')
     private final boolean trailingSlash;
 
     private PathPattern(String text, String[] segments, boolean trailingSlash) {
@@ -47,7 +47,7 @@ public final class PathPattern {
             if (seg.equals("*")) {
                 segs[n++] = ONE;
             } else if (seg.equals("**")) {
-                if (n > 0 && segs[n - 1] == ANY) {
+                if (n > 0 && ANY.equals(segs[n - 1])) {
                     continue;
                 }
                 segs[n++] = ANY;
@@ -91,7 +91,7 @@ public final class PathPattern {
         int len = normalizedPath.length();
         boolean pathTrailing = len > 1 && normalizedPath.charAt(len - 1) == '/';
         int pathEnd = pathTrailing ? len - 1 : len;
-        boolean endsWithAny = segments.length > 0 && segments[segments.length - 1] == ANY;
+        boolean endsWithAny = segments.length > 0 && ANY.equals(segments[segments.length - 1]);
         if (pathTrailing != trailingSlash && !(pathTrailing && endsWithAny)) {
             return false;
         }
@@ -105,11 +105,11 @@ public final class PathPattern {
             if (segEnd < 0 || segEnd > pathEnd) {
                 segEnd = pathEnd;
             }
-            if (si < segments.length && segments[si] == ANY) {
+            if (si < segments.length && ANY.equals(segments[si])) {
                 starSi = si++;
                 starP = p;
             } else if (si < segments.length
-                    && (segments[si] == ONE || regionEquals(normalizedPath, p, segEnd, segments[si]))) {
+                    && (ONE.equals(segments[si]) || regionEquals(normalizedPath, p, segEnd, segments[si]))) {
                 si++;
                 p = segEnd + 1;
             } else if (starSi >= 0) {
@@ -121,7 +121,7 @@ public final class PathPattern {
                 return false;
             }
         }
-        while (si < segments.length && segments[si] == ANY) {
+        while (si < segments.length && ANY.equals(segments[si])) {
             si++;
         }
         return si == segments.length;

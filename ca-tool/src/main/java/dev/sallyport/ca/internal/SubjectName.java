@@ -44,7 +44,7 @@ public record SubjectName(String key, /* @Nullable */ InetAddress address) {
     }
 
     private static SubjectName ipv6(String raw, String s) {
-        if (s.indexOf('%') >= 0 || s.indexOf('.') >= 0 && s.lastIndexOf(':') > s.indexOf('.')) {
+        if (s.indexOf('%') >= 0 || (s.indexOf('.') >= 0 && s.lastIndexOf(':') > s.indexOf('.'))) {
             throw invalid(raw, "not a plain IPv6 literal");
         }
         InetAddress a;
@@ -64,7 +64,7 @@ public record SubjectName(String key, /* @Nullable */ InetAddress address) {
         byte[] bytes = new byte[4];
         for (int i = 0; i < 4; i++) {
             String p = parts[i];
-            if (p.isEmpty() || p.length() > 3 || p.length() > 1 && p.charAt(0) == '0') {
+            if (p.isEmpty() || p.length() > 3 || (p.length() > 1 && p.charAt(0) == '0')) {
                 throw invalid(raw, "not a canonical IPv4 literal");
             }
             int v = Integer.parseInt(p);
@@ -100,7 +100,7 @@ public record SubjectName(String key, /* @Nullable */ InetAddress address) {
                     throw invalid(raw, "label starts or ends with '-'");
                 }
                 labelStart = i + 1;
-            } else if (!(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_')) {
+            } else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_')) {
                 throw invalid(raw, "character '" + printable(c) + "'");
             }
         }
@@ -117,7 +117,7 @@ public record SubjectName(String key, /* @Nullable */ InetAddress address) {
             return true;
         }
         return last.startsWith("0x") && last.substring(2).chars()
-                .allMatch(c -> c >= '0' && c <= '9' || c >= 'a' && c <= 'f');
+                .allMatch(c -> (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'));
     }
 
     private static boolean isDigitsAndDots(String s) {

@@ -1,12 +1,12 @@
 package dev.sallyport.policy.internal;
 
 import dev.sallyport.policy.HostPattern;
-import dev.sallyport.policy.IpAddress;
 import dev.sallyport.policy.Rule;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeSet;
 
 /**
@@ -45,7 +45,7 @@ public final class RuleIndex {
         withCidrs = cidr.toArray(NONE);
     }
 
-    private Map<String, CompiledRule[]> freeze(Map<String, TreeSet<Integer>> m) {
+    private Map<String, CompiledRule[]> freeze(Map<String, ? extends Set<Integer>> m) {
         Map<String, CompiledRule[]> out = HashMap.newHashMap(m.size());
         m.forEach((k, v) -> out.put(k, v.stream().map(i -> rules[i]).toArray(CompiledRule[]::new)));
         return out;

@@ -34,7 +34,7 @@ final class AuditHealth {
     }
 
     boolean healthy() {
-        return state.get() == HEALTHY;
+        return state.get() instanceof State.Healthy;
     }
 
     long lost() {

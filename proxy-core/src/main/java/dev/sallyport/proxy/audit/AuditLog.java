@@ -44,7 +44,6 @@ public final class AuditLog implements AuditGate, AutoCloseable {
 
     private static final long CLOSE_WAIT_MILLIS = 30_000;
 
-    private final String target;
     private final int capacity;
     private final int reserve;
     /** While failing, refusals' records are kept only up to this many queued records (an attacker sends them). */
@@ -63,7 +62,6 @@ public final class AuditLog implements AuditGate, AutoCloseable {
         if (reserve < 0) {
             throw new IllegalArgumentException("reserve: " + reserve + " (expected: >= 0)");
         }
-        this.target = target;
         this.capacity = capacity;
         this.reserve = reserve;
         this.failingBound = Math.max(1, capacity / 16);
@@ -146,7 +144,7 @@ public final class AuditLog implements AuditGate, AutoCloseable {
         if (!end && queue.size() >= (health.healthy() ? capacity : failingBound)) {
             health.lose(1, health.healthy() ? fallingBehind() : "the log is failing and holds at most "
                     + failingBound + " records of refusals meanwhile");
-        } else if (end && queue.size() >= capacity + reserve || !queue.offer(new Item.Event(event))) {
+        } else if ((end && queue.size() >= capacity + reserve) || !queue.offer(new Item.Event(event))) {
             health.lose(1, "the queue of " + capacity + " records and its reserve of " + reserve
                     + " for the ends of admitted exchanges are full");
         } else if (end && queue.size() >= capacity) {

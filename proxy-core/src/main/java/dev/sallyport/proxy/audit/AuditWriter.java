@@ -168,6 +168,7 @@ final class AuditWriter implements Runnable {
     }
 
     /** Writes the batch (or the rest of a held one); false when the sink refused, the batch then held. */
+    @SuppressWarnings("NonAtomicVolatileUpdate")   // only the writer thread (run) updates written
     private boolean writeOut() {
         if (unwritten == null) {
             if (batch.isEmpty()) {

@@ -8,6 +8,7 @@ package dev.sallyport.proxy.inject;
  * The message names the problem, never body content.
  */
 public final class ResponseDecodeException extends Exception {
+    private static final long serialVersionUID = 1L;
 
     public ResponseDecodeException(String message) {
         super(message);

@@ -68,8 +68,8 @@ final class SecretEntry implements AutoCloseable {
         if (s instanceof State.Missing m && spec.lazy()
                 && !clock.instant().isBefore(m.triedAt().plus(RETRY_EVERY))) {
             State fresh = read();
-            if (state.compareAndSet(s, fresh) && fresh instanceof State.Loaded) {
-                return ((State.Loaded) fresh).value();
+            if (state.compareAndSet(s, fresh) && fresh instanceof State.Loaded loaded) {
+                return loaded.value();
             }
             s = state.get();
         }

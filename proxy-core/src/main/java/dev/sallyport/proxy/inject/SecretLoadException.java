@@ -7,7 +7,9 @@ import java.util.List;
  * and what was expected, never a value; {@link #getMessage()} joins them with newlines.
  */
 public final class SecretLoadException extends Exception {
+    private static final long serialVersionUID = 1L;
 
+    @SuppressWarnings("serial")     // an immutable List.copyOf; exceptions here are never serialized
     private final List<String> problems;
 
     public SecretLoadException(List<String> problems) {

@@ -45,7 +45,7 @@ public sealed interface ClientKey {
             byte[] b = network.getAddress();
             StringBuilder text = new StringBuilder();
             for (int group = 0; group < IPV6_PREFIX / 16; group++) {
-                text.append(Integer.toHexString((b[2 * group] & 0xff) << 8 | b[2 * group + 1] & 0xff)).append(':');
+                text.append(Integer.toHexString(((b[2 * group] & 0xff) << 8) | (b[2 * group + 1] & 0xff))).append(':');
             }
             return (text.toString().equals("0:0:0:0:") ? ":" : text.toString()) + ":/" + prefixLength;
         }

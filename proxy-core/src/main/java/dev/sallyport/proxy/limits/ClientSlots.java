@@ -48,6 +48,7 @@ public final class ClientSlots {
     }
 
     /** Takes a slot for client; false (nothing taken, the refusal counted) when it already holds limit. */
+    @SuppressWarnings("NonAtomicVolatileUpdate")   // held changes only inside compute, under the map's lock
     public boolean tryTake(ClientKey client, int limit) {
         Seen[] seen = new Seen[1];
         clients.compute(client, (k, u) -> {
@@ -71,6 +72,7 @@ public final class ClientSlots {
     }
 
     /** Gives back a slot of client; its episode ends once it holds at most half of limit. */
+    @SuppressWarnings("NonAtomicVolatileUpdate")   // held changes only inside compute, under the map's lock
     public void release(ClientKey client, int limit) {
         Seen[] seen = new Seen[1];
         clients.computeIfPresent(client, (k, usage) -> {

@@ -16,6 +16,7 @@ final class NettyMetrics {
 
     private NettyMetrics() {}
 
+    @SuppressWarnings("ReferenceEquality")   // is the default allocator another instance than the pooled one?
     static void bindTo(MeterRegistry registry) {
         new NettyAllocatorMetrics(PooledByteBufAllocator.DEFAULT).bindTo(registry);
         if (ByteBufAllocator.DEFAULT != PooledByteBufAllocator.DEFAULT

@@ -131,7 +131,7 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
     /** Counts audit records that were lost. */
     public void auditDropped(long n) {
         if (n > 0) {
-            auditDropped.increment(n);
+            auditDropped.increment((double) n);
         }
     }
 

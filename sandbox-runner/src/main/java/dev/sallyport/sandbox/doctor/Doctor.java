@@ -7,6 +7,7 @@ import dev.sallyport.sandbox.net.HostCommand;
 import dev.sallyport.sandbox.net.HostShell;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -140,7 +141,7 @@ public final class Doctor {
                     if (!Files.readString(entry.resolve("comm")).strip().equals("containerd")) {
                         continue;
                     }
-                    for (String variable : new String(Files.readAllBytes(entry.resolve("environ"))).split("\0")) {
+                    for (String variable : new String(Files.readAllBytes(entry.resolve("environ")), StandardCharsets.UTF_8).split("\0")) {
                         if (variable.startsWith("PATH=")) {
                             return variable.substring(5);
                         }

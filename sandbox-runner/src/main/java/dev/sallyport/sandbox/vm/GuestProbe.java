@@ -9,7 +9,7 @@ import java.util.List;
  * and leaving the guest with only {@code lo}), and against a proxy that is not listening where the guest looks.
  *
  * <p>The script is plain POSIX sh; it tries whatever the image has (bash's {@code /dev/tcp}, nc, python3, curl)
- * and prints two marker lines that {@link #parse(String)} reads.
+ * and prints two marker lines that {@link #parse(String, String)} reads.
  */
 public final class GuestProbe {
 
@@ -48,6 +48,7 @@ public final class GuestProbe {
 
         /** The guest has an interface and reached the proxy. */
         record Reached(List<String> interfaces, String tool) implements Result {
+            @Override
             public String message() {
                 return "guest interfaces " + interfaces + " reach the proxy (checked with " + tool + ")";
             }
@@ -55,6 +56,7 @@ public final class GuestProbe {
 
         /** The guest has only loopback. */
         record NoInterface() implements Result {
+            @Override
             public String message() {
                 return "probe: the guest has no network interface besides lo (expected: eth0 on the sandbox "
                         + "network; the runtime may have skipped nerdctl's CNI hooks, see 'sallyport doctor')";
@@ -63,6 +65,7 @@ public final class GuestProbe {
 
         /** The guest has an interface but the TCP connection to the proxy failed. */
         record Unreachable(List<String> interfaces, String tool, String proxy) implements Result {
+            @Override
             public String message() {
                 return "probe: guest interfaces " + interfaces + " cannot open a TCP connection to the proxy at "
                         + proxy + " (checked with " + tool + "; expected: the proxy listening on the bridge gateway)";
@@ -71,6 +74,7 @@ public final class GuestProbe {
 
         /** The guest has an interface but the image has no tool to test the connection with. */
         record Untested(List<String> interfaces) implements Result {
+            @Override
             public String message() {
                 return "probe: guest interfaces " + interfaces + " present, but the image has none of bash, nc, "
                         + "python3, curl to test the proxy connection with; continuing";
@@ -79,6 +83,7 @@ public final class GuestProbe {
 
         /** The probe printed nothing usable (the container did not start, or the image has no /bin/sh). */
         record Failed(String detail) implements Result {
+            @Override
             public String message() {
                 return "probe: no result from the sandbox (expected: marker lines from /bin/sh in the image): "
                         + detail;

@@ -69,7 +69,7 @@ public final class VmSandbox {
                             trustDir.resolve(TrustFiles.BUNDLE))
                     .withJavaTrustStore(trustDir.resolve(TrustFiles.P12))
                     .withSecrets(workload.secrets())
-                    .with(ResourceLimits.DEFAULTS, System.console() != null, workload.nerdctl());
+                    .with(ResourceLimits.DEFAULTS, isTerminal(), workload.nerdctl());
             return VmRunner.run(spec, workload.dryRun(), out, proxy);
         } finally {
             out.flush();
@@ -89,6 +89,13 @@ public final class VmSandbox {
         }
         TrustFiles.write(dir, caPem);
         return dir;
+    }
+
+    /** Whether this process talks to a terminal: a console that is one (JDK 22-24 give a console to pipes too). */
+    @SuppressWarnings("SystemConsoleNull")     // isTerminal() decides; null is a JVM without any console
+    private static boolean isTerminal() {
+        java.io.Console console = System.console();
+        return console != null && console.isTerminal();
     }
 
     private static void deleteTree(Path dir) throws IOException {
