@@ -1,8 +1,8 @@
 package dev.sallyport.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.sallyport.testing.Prerequisites;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -51,7 +51,7 @@ class SandboxIdentityTest {
 
     @Test
     void rootsCommandRunsAsAUidOfItsOwnAndTheRootOwnedWorkspaceStaysWritable() throws Exception {
-        assumeTrue(isRoot(), "a root runner's case");
+        Prerequisites.requireRoot("a root runner's case");
         Fixture.Run r = attack(f.spec(ATTACK.formatted(secret)));
         assertThat(r.out()).startsWith("65533\n65533\n").contains("appended").doesNotContain("SECRET-READ")
                 .doesNotContain("root-only-token");
@@ -64,7 +64,7 @@ class SandboxIdentityTest {
 
     @Test
     void rootsCommandStartedWithSudoRunsAsSudosCallerAndWritesItsFiles() throws Exception {
-        assumeTrue(isRoot(), "a root runner's case");
+        Prerequisites.requireRoot("a root runner's case");
         chown(f.workspace, 4242);
         Fixture.Run r = attack(f.spec(ATTACK.formatted(secret)).hostEnv(Map.of("SUDO_UID", "4242", "SUDO_GID", "4242")));
         assertThat(r.out()).startsWith("4242\n4242\n").doesNotContain("SECRET-READ");
@@ -74,7 +74,7 @@ class SandboxIdentityTest {
 
     @Test
     void rootsCommandWithoutSudoRunsAsTheWorkspacesOwner() throws Exception {
-        assumeTrue(isRoot(), "a root runner's case");
+        Prerequisites.requireRoot("a root runner's case");
         chown(f.workspace, 4343);
         Fixture.Run r = attack(f.spec(ATTACK.formatted(secret)));
         assertThat(r.out()).startsWith("4343\n4343\n").contains("appended").doesNotContain("SECRET-READ");
@@ -84,7 +84,7 @@ class SandboxIdentityTest {
 
     @Test
     void aNormalUsersCommandRunsAsThatUserAndSaysNothingAboutIt() throws Exception {
-        assumeTrue(!isRoot(), "a normal runner's case");
+        Prerequisites.requireNormalUser("a normal runner's case");
         int me = owner(tmp);
         Fixture.Run r = attack(f.spec(ATTACK.formatted(secret)));
         assertThat(r.out()).startsWith(me + "\n").contains("SECRET-READ", "appended");   // the user's own file
@@ -128,10 +128,6 @@ class SandboxIdentityTest {
                 assertThat(r.out()).as("host account " + name).doesNotContain(name + ":x:");
             }
         }
-    }
-
-    private static boolean isRoot() throws Exception {
-        return owner(Path.of("/proc/self")) == 0;
     }
 
     private static int owner(Path p) throws Exception {

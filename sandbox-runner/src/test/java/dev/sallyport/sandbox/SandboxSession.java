@@ -75,7 +75,7 @@ final class SandboxSession implements AutoCloseable {
         Duration timeout = Fixture.TIMEOUT;
         Integer exit = sandbox.waitFor(timeout).orElseThrow(() -> new AssertionError("sandbox still running after "
                 + timeout));
-        for (String line; !(line = lines.take()).equals("\0eof"); ) {
+        for (String line = lines.take(); !line.equals("\0eof"); line = lines.take()) {
             out.append(line).append('\n');
         }
         return new Fixture.Run(exit, out.toString(), err.get(10, TimeUnit.SECONDS), sandbox.notices(),

@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Assumptions;
  *
  * <p>One exception, on purpose: CI's second pass runs the sandbox tests as a normal user
  * ({@code scripts/test-unprivileged} sets {@code SALLYPORT_UNPRIVILEGED_PASS=1}). There, and only for
- * {@link #ROOT}, a missing prerequisite still skips; every other prerequisite fails as usual.
+ * {@link #ROOT}, a missing prerequisite still skips; every other prerequisite fails as usual. The mirror image,
+ * {@link #NORMAL_USER} (a normal runner's case), skips in CI's root pass and fails only in the unprivileged one.
  *
  * <pre>{@code
  * Prerequisites.requireRoot("network namespaces and nftables");
@@ -27,6 +28,8 @@ import org.junit.jupiter.api.Assumptions;
 public final class Prerequisites {
     /** The prerequisite an unprivileged pass may lack: running as uid 0. */
     public static final String ROOT = "root";
+    /** The prerequisite CI's root pass lacks by design: running as a user other than root. */
+    public static final String NORMAL_USER = "a normal user";
     /** The variable CI sets; {@code true} turns a missing prerequisite into a failure. */
     public static final String CI = "CI";
     /** Set to {@code 1} by {@code scripts/test-unprivileged}: root-only tests skip there even under CI. */
@@ -64,6 +67,11 @@ public final class Prerequisites {
         require(ROOT, isRoot(), why);
     }
 
+    /** {@link #require} for {@link #NORMAL_USER}: the effective user id is not 0. */
+    public static void requireNormalUser(String why) {
+        require(NORMAL_USER, !isRoot(), why);
+    }
+
     /** Whether this process runs with effective user id 0 (read from {@code /proc/self/status}). */
     public static boolean isRoot() {
         try {
@@ -83,6 +91,11 @@ public final class Prerequisites {
         if (!"true".equals(env.get(CI))) {
             return false;
         }
-        return !(ROOT.equals(prerequisite) && "1".equals(env.get(UNPRIVILEGED_PASS)));
+        boolean unprivilegedPass = "1".equals(env.get(UNPRIVILEGED_PASS));
+        return switch (prerequisite) {
+            case ROOT -> !unprivilegedPass;
+            case NORMAL_USER -> unprivilegedPass;
+            default -> true;
+        };
     }
 }

@@ -53,6 +53,16 @@ class PrerequisitesTest {
     }
 
     @Test
+    void aNormalRunnersCaseSkipsInTheRootPassAndFailsOnlyInTheUnprivilegedOne() {
+        assertThatThrownBy(() -> Prerequisites.require(Prerequisites.NORMAL_USER, false, "uid", CI))
+                .isInstanceOf(TestAbortedException.class);
+        assertThatThrownBy(() -> Prerequisites.require(Prerequisites.NORMAL_USER, false, "uid", UNPRIVILEGED_CI))
+                .isInstanceOf(AssertionFailedError.class);
+        assertThatThrownBy(() -> Prerequisites.require(Prerequisites.NORMAL_USER, false, "uid", DEVELOPER))
+                .isInstanceOf(TestAbortedException.class);
+    }
+
+    @Test
     void theRealEnvironmentDecides() {
         Class<? extends Throwable> expected = "true".equals(System.getenv("CI"))
                 && !"1".equals(System.getenv("SALLYPORT_UNPRIVILEGED_PASS"))
