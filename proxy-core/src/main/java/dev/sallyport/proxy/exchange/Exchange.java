@@ -19,6 +19,7 @@ import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -195,27 +196,44 @@ public final class Exchange {
      */
     public void requestBody(HttpContent content) {
         boolean last = content instanceof LastHttpContent;
-        InjectionResult.Refused refused = secrets == null ? null : secrets.checkBody(content);
-        if (refused != null) {      // nothing of this part goes upstream; the upstream connection is dropped
-            content.release();
-            audit.denied(refused.reason()).secrets(List.of(refused.secret()));
-            refuseDuringRequest(403, refused.reason());
-            return;
+        List<HttpContent> parts = new ArrayList<>(2);
+        if (secrets == null) {
+            parts.add(content);
+        } else {
+            InjectionResult.Refused refused = secrets.checkBody(content, parts);
+            if (refused != null) {      // nothing of this part goes upstream; the upstream connection is dropped
+                content.release();
+                audit.denied(refused.reason()).secrets(List.of(refused.secret()));
+                refuseDuringRequest(403, refused.reason());
+                return;
+            }
         }
         bytesUp += content.content().readableBytes();
+        if (secrets != null) {
+            content.release();  // what goes on is in parts
+        }
         if (last) {
             requestBody = RequestBody.COMPLETE;
         }
         switch (state) {
-            case State.Dialing d -> d.pending().add(content);
-            case State.Open o -> o.lease().channel().writeAndFlush(content).addListener((ChannelFutureListener) f -> {
-                if (!f.isSuccess()) {
-                    upstreamFailed(502, "upstream_write_failed", "sending the request body failed");
-                } else if (!last && state == o) {
+            case State.Dialing d -> d.pending().addAll(parts);
+            case State.Open o -> {
+                if (parts.isEmpty()) {      // all of it waits to be judged with what comes next
                     down.readRequestBody();
+                    return;
                 }
-            });
-            default -> content.release();
+                for (int i = 0; i < parts.size() - 1; i++) {
+                    o.lease().channel().write(parts.get(i));
+                }
+                o.lease().channel().writeAndFlush(parts.getLast()).addListener((ChannelFutureListener) f -> {
+                    if (!f.isSuccess()) {
+                        upstreamFailed(502, "upstream_write_failed", "sending the request body failed");
+                    } else if (!last && state == o) {
+                        down.readRequestBody();
+                    }
+                });
+            }
+            default -> parts.forEach(ReferenceCountUtil::release);
         }
     }
 

@@ -46,6 +46,7 @@ final class SecretsStage {
     private final ExchangeSecrets secrets;
     private List<String> injected = List.of();
     private RequestBodyGuard guard;     // made at the first body chunk: most requests have none
+    private ByteBuf held;               // request body bytes the guard has not judged yet
     private ResponseScrubber scrubber;
     private HttpHeaders trailers;
     private boolean ended;
@@ -108,8 +109,14 @@ final class SecretsStage {
         return secrets.host().equals(host);
     }
 
-    /** Checks one request body chunk (and the trailers of the last) before it is forwarded; the refusal or null. */
-    InjectionResult.Refused checkBody(HttpContent content) {
+    /**
+     * Checks one request body part (and the trailers of the last) and adds to {@code out} what may go upstream now:
+     * the bytes the guard has judged, in order. The unjudged tail (shorter than the longest placeholder form) waits
+     * for the next part, so a placeholder that ends a part is never forwarded before it is seen whole; the last part
+     * releases the rest with the trailers. Does not consume {@code content} (what it adds to {@code out} it
+     * retained); returns the refusal (nothing added), or null.
+     */
+    InjectionResult.Refused checkBody(HttpContent content, List<HttpContent> out) {
         if (guard == null) {
             guard = secrets.bodyGuard();
         }
@@ -120,7 +127,40 @@ final class SecretsStage {
                 r = secrets.checkTrailers(last.trailingHeaders());
             }
         }
-        return r;
+        if (r != null) {
+            releaseHeld();
+            return r;
+        }
+        if (content instanceof LastHttpContent) {
+            if (held != null) {
+                out.add(new DefaultHttpContent(held));
+                held = null;
+            }
+            out.add(content.retain());
+            return null;
+        }
+        ByteBuf in = content.content();
+        ByteBuf all = held == null ? in.retainedDuplicate() : Unpooled.wrappedBuffer(held, in.retainedDuplicate());
+        held = null;
+        int tail = Math.min(guard.unjudged(), all.readableBytes());
+        int now = all.readableBytes() - tail;
+        if (tail > 0) {     // a copy: at most one placeholder's length
+            held = in.alloc().buffer(tail).writeBytes(all, all.readerIndex() + now, tail);
+        }
+        if (now > 0) {
+            all.writerIndex(all.readerIndex() + now);
+            out.add(new DefaultHttpContent(all));
+        } else {
+            all.release();
+        }
+        return null;
+    }
+
+    private void releaseHeld() {
+        if (held != null) {
+            held.release();
+            held = null;
+        }
     }
 
     /** Scrubs a response head in place; throws (answer 502) when its body could not be scrubbed. */
@@ -175,8 +215,9 @@ final class SecretsStage {
         return new MessageGuardHandler(secrets::messageGuard, refused, upstream);
     }
 
-    /** Frees the scrubber's decoder (once the exchange is over). */
+    /** Frees the scrubber's decoder and any request bytes still held (once the exchange is over). */
     void close() {
+        releaseHeld();
         if (scrubber != null) {
             scrubber.close();
         }

@@ -10,8 +10,9 @@ import io.netty.buffer.ByteBuf;
  * not bound to it, else {@code secret_wrong_place}.
  *
  * <p>Call {@link #check(ByteBuf)} on every chunk <em>before</em> forwarding it, and {@link #finish()} at
- * the end. Keeps only {@code maxLength - 1} bytes between chunks, so a placeholder split across chunks is
- * found at the chunk that completes it. Once refused it stays refused. Not thread-safe.
+ * the end. Keeps only {@code maxLength - 1} bytes between chunks, so a placeholder split across chunks is found
+ * once enough bytes after its start have arrived (or at the end): the last {@link #unjudged()} bytes seen must
+ * wait until then, never be forwarded before. Once refused it stays refused. Not thread-safe.
  */
 public final class RequestBodyGuard {
 
@@ -55,6 +56,14 @@ public final class RequestBodyGuard {
             pos += n;
         }
         return refusal;
+    }
+
+    /**
+     * How many bytes at the end of what {@link #check} saw are not judged yet (they may start a placeholder that
+     * the next chunk completes): a caller must not forward them before the next check or {@link #finish}.
+     */
+    public int unjudged() {
+        return refusal != null || patterns.isEmpty() ? 0 : carried;
     }
 
     /** Scans what was held back at the end of the body; the refusal, or null. */

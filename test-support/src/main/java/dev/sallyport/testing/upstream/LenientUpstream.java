@@ -2,6 +2,7 @@ package dev.sallyport.testing.upstream;
 
 import dev.sallyport.testing.HttpReads;
 import dev.sallyport.testing.TestServerSockets;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -91,6 +92,7 @@ public final class LenientUpstream implements AutoCloseable {
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     private final List<Received> received = new CopyOnWriteArrayList<>();
     private final AtomicInteger connections = new AtomicInteger();
+    private final ByteArrayOutputStream raw = new ByteArrayOutputStream();
 
     private LenientUpstream(ServerSocket server, Responder responder) {
         this.server = server;
@@ -134,6 +136,45 @@ public final class LenientUpstream implements AutoCloseable {
         return List.copyOf(received);
     }
 
+    /**
+     * Every byte any connection has sent this server so far, as it arrived (also what was never a whole request:
+     * a body cut off, a head without its end).
+     */
+    public String rawReceived() {
+        synchronized (raw) {
+            return raw.toString(StandardCharsets.ISO_8859_1);
+        }
+    }
+
+    /** Copies what is read into {@link #raw}. */
+    private final class Tee extends java.io.FilterInputStream {
+        Tee(InputStream in) {
+            super(in);
+        }
+
+        @Override
+        public int read() throws IOException {
+            int b = super.read();
+            if (b >= 0) {
+                synchronized (raw) {
+                    raw.write(b);
+                }
+            }
+            return b;
+        }
+
+        @Override
+        public int read(byte[] buf, int off, int len) throws IOException {
+            int n = super.read(buf, off, len);
+            if (n > 0) {
+                synchronized (raw) {
+                    raw.write(buf, off, n);
+                }
+            }
+            return n;
+        }
+    }
+
     /** Connections accepted so far. */
     public int connections() {
         return connections.get();
@@ -157,7 +198,7 @@ public final class LenientUpstream implements AutoCloseable {
     private void serve(Socket socket, int id) {
         try (socket) {
             socket.setSoTimeout(10_000);
-            PushbackInputStream in = new PushbackInputStream(socket.getInputStream(), 1);
+            PushbackInputStream in = new PushbackInputStream(new Tee(socket.getInputStream()), 1);
             Conversation conversation = new Conversation(in, socket.getOutputStream());
             for (int n = 1; ; n++) {
                 String head = HttpReads.readHead(in);
