@@ -69,6 +69,52 @@ class WebSocketGuardTest {
         }
     }
 
+    /**
+     * A message's first fragment carries the whole placeholder and the client waits before sending the rest: the
+     * check finds it only once the message goes on, so the fragment must wait too, never reach the server first.
+     */
+    @Test
+    void aFragmentHoldingAPlaceholderWaitsForTheRestOfItsMessageAndNeverReachesTheServer() throws Exception {
+        ByteArrayOutputStream live = new ByteArrayOutputStream();
+        try (WebSocketRig rig = WebSocketRig.start("secrets:\n" + WebSocketRig.secret("TOKEN", VALUE, "elsewhere.test",
+                PLACEHOLDER), c -> {
+                    c.writeAtOnce(WsFrames.switching(c, ""));
+                    try {
+                        while (true) {
+                            byte[] payload = WsFrames.read(c.in()).payload();
+                            synchronized (live) {
+                                live.writeBytes(payload);
+                            }
+                        }
+                    } catch (IOException closed) {
+                        // the proxy closed the connection
+                    }
+                }); SSLSocket s = rig.tunnel()) {
+            assertThat(WebSocketTestSupport.upgrade(s, rig)).startsWith("HTTP/1.1 101");
+            OutputStream out = s.getOutputStream();
+            out.write(WsFrames.masked(false, WsFrames.TEXT, ("{\"t\":\"" + PLACEHOLDER).getBytes(StandardCharsets.UTF_8),
+                    new byte[] {1, 2, 3, 4}));
+            out.flush();
+            long end = System.nanoTime() + 1_000_000_000L;
+            while (System.nanoTime() < end) {
+                synchronized (live) {
+                    assertThat(live.toString(StandardCharsets.UTF_8)).as("what the server read while the client waited")
+                            .doesNotContain(PLACEHOLDER);
+                }
+                Thread.onSpinWait();
+            }
+            out.write(WsFrames.masked(true, WsFrames.CONTINUATION, "\"}".getBytes(StandardCharsets.UTF_8),
+                    new byte[] {5, 6, 7, 8}));
+            out.flush();
+            WsFrames.Frame close = WsFrames.read(s.getInputStream());
+            assertThat(close.closeCode()).isEqualTo(1008);
+            rig.proxy.events.await("websocket_message", f -> "secret_wrong_host".equals(f.reason()));
+        }
+        synchronized (live) {
+            assertThat(live.toString(StandardCharsets.UTF_8)).doesNotContain(PLACEHOLDER);
+        }
+    }
+
     @ParameterizedTest(name = "secret bound to {0}")
     @ValueSource(strings = {"elsewhere.test", WebSocketRig.HOST})
     void aPlaceholderInFragmentedMaskedFramesClosesTheWebSocketAndIsAudited(String boundTo) throws Exception {

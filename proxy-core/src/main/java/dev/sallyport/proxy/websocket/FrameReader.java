@@ -48,6 +48,11 @@ final class FrameReader {
         this.sender = sender;
     }
 
+    /** True between messages with no frame begun: everything read so far was a whole message or control frame. */
+    boolean atMessageBoundary() {
+        return !inMessage && state instanceof State.Head h && h.have() == 0;
+    }
+
     /** Reads {@code in}'s readable bytes (its reader index and count are left alone); the refusal, or null. */
     ProtocolError feed(ByteBuf in, FrameSink sink) {
         int pos = in.readerIndex();

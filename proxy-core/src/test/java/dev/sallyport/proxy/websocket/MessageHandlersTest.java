@@ -119,9 +119,9 @@ class MessageHandlersTest {
         byte[] second = WsFrames.masked(true, WsFrames.CONTINUATION, Arrays.copyOfRange(text, half, text.length),
                 new byte[] {5, 6, 7, 8});
         ch.writeInbound(Unpooled.wrappedBuffer(first));
-        assertThat(drainInbound(ch)).as("the first fragment passes unchanged").isEqualTo(first);
+        assertThat(drainInbound(ch)).as("the first fragment waits until its message is judged whole").isEmpty();
         ch.writeInbound(Unpooled.wrappedBuffer(second));
-        assertThat(drainInbound(ch)).as("the one completing the placeholder does not").isEmpty();
+        assertThat(drainInbound(ch)).as("neither fragment of a refused message goes on").isEmpty();
         assertThat(refused).containsExactly(new Refused("secret_wrong_host", "TOKEN", "websocket message"));
         ByteBuf close = ch.readOutbound();
         WsFrames.Frame f = WsFrames.read(new ByteArrayInputStream(ByteBufUtil.getBytes(close)));
@@ -130,6 +130,26 @@ class MessageHandlersTest {
         assertThat(f.masked()).isFalse();
         assertThat(ch.isOpen()).isFalse();
         assertThat(upstream.isOpen()).isFalse();
+    }
+
+    @Test
+    void aCleanMessageInFragmentsGoesOnWholeOnceItsLastFragmentArrives() throws Exception {
+        ExchangeSecrets secrets = secrets("other.example.com");
+        EmbeddedChannel upstream = new EmbeddedChannel();
+        EmbeddedChannel ch = new EmbeddedChannel(new MessageGuardHandler(secrets::messageGuard, r -> { }, upstream));
+        byte[] first = WsFrames.masked(false, WsFrames.TEXT, "hello ".getBytes(StandardCharsets.UTF_8),
+                new byte[] {1, 2, 3, 4});
+        byte[] second = WsFrames.masked(true, WsFrames.CONTINUATION, "world".getBytes(StandardCharsets.UTF_8),
+                new byte[] {5, 6, 7, 8});
+        ch.writeInbound(Unpooled.wrappedBuffer(first));
+        assertThat(drainInbound(ch)).isEmpty();
+        ch.writeInbound(Unpooled.wrappedBuffer(second));
+        byte[] both = new byte[first.length + second.length];
+        System.arraycopy(first, 0, both, 0, first.length);
+        System.arraycopy(second, 0, both, first.length, second.length);
+        assertThat(drainInbound(ch)).as("both fragments, unchanged, in order").isEqualTo(both);
+        ch.finishAndReleaseAll();
+        upstream.finishAndReleaseAll();
     }
 
     @Test
