@@ -139,7 +139,7 @@ public final class SallyportProxy implements AutoCloseable {
                 holder.watchFileAndSighup();
                 warnIfAuditBesidePolicy(policy);
             }
-            return start(options, holder, audit, metrics, events, clock, new Prepared(await(caLater),
+            return start(options, holder, audit, metrics, clock, new Prepared(await(caLater),
                     await(upstreamTlsLater), await(head.leafKeys), await(head.serverTls)));
         } catch (Exception | Error e) {
             holder.close();
@@ -183,7 +183,7 @@ public final class SallyportProxy implements AutoCloseable {
     }
 
     @SuppressWarnings("checkstyle:ParameterNumber")
-    private static SallyportProxy start(ProxyOptions options, PolicyHolder holder, AuditLog audit, ProxyMetrics metrics, ProxyEventListener events,
+    private static SallyportProxy start(ProxyOptions options, PolicyHolder holder, AuditLog audit, ProxyMetrics metrics,
                                         InstantSource clock, Prepared prepared)
             throws Exception {
         Policy policy = holder.current().policy();

@@ -185,7 +185,7 @@ class ToyFrontEndTest {
             Authority target = Authority.parse(requestLine[1], 443);
             headers.set("Host", requestLine[1]);
             ExchangeRequest request = new ExchangeRequest(requestLine[0], target, requestLine[2], headers,
-                    ExchangeRequest.BodyShape.NONE, UpstreamLeg.TLS, ExchangeRequest.Upgrade.NONE,
+                    ExchangeRequest.BodyShape.none(), UpstreamLeg.TLS, ExchangeRequest.Upgrade.NONE,
                     new ExchangeRequest.Origin(((InetSocketAddress) c.channel().remoteAddress()).getAddress()
                             .getHostAddress() + ":" + ((InetSocketAddress) c.channel().remoteAddress()).getPort(),
                             "none", null));

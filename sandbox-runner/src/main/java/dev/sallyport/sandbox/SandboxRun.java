@@ -151,6 +151,7 @@ public record SandboxRun(List<String> command, Path workdir, Policy policy, List
          * {@link SandboxSpec.Builder} the run makes (passed-through variables, grants, {@code requireLandlock},
          * {@code gitWritable}, limits, ...); the run sets the command, workspace, proxy, CA and placeholders.
          */
+        @SuppressWarnings("AvoidCommonTypeNames")   // named after --backend process; always written Backend.Process
         record Process(Consumer<SandboxSpec.Builder> options) implements Backend {
             public Process {
                 Objects.requireNonNull(options, "options");

@@ -85,10 +85,11 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
             if (evt instanceof IdleStateEvent) {
-                boolean busy = ctx.pipeline().get(FrontendHandler.class) instanceof FrontendHandler f && f.busy();
+                FrontendHandler frontend = ctx.pipeline().get(FrontendHandler.class);
+                boolean busy = frontend != null && frontend.busy();
                 // a request head that started and stalled gets its 408 from the guard's deadline (due now too)
-                boolean headPending = ctx.pipeline().get(HttpFramingGuard.class) instanceof HttpFramingGuard g
-                        && g.headInProgress();
+                HttpFramingGuard guard = ctx.pipeline().get(HttpFramingGuard.class);
+                boolean headPending = guard != null && guard.headInProgress();
                 if (!busy && !headPending) {
                     ctx.close();
                 }

@@ -39,26 +39,33 @@ public record ExchangeRequest(String method, Authority target, String originForm
     /** How a request body is delimited. */
     public sealed interface BodyShape {
         /** No body, and no length said. */
-        BodyShape NONE = new None();
+        static BodyShape none() {
+            return None.INSTANCE;
+        }
+
         /** A body of unknown length (chunked on HTTP/1.1, DATA frames on HTTP/2). */
-        BodyShape STREAM = new Stream();
+        static BodyShape stream() {
+            return Stream.INSTANCE;
+        }
 
         /** The shape an HTTP/1.1-style message declares: chunked, a Content-Length, or none. */
         static BodyShape of(io.netty.handler.codec.http.HttpMessage message) {
             if (io.netty.handler.codec.http.HttpUtil.isTransferEncodingChunked(message)) {
-                return STREAM;
+                return stream();
             }
             long length = io.netty.handler.codec.http.HttpUtil.getContentLength(message, -1L);
-            return length < 0 ? NONE : new Length(length);
+            return length < 0 ? none() : new Length(length);
         }
 
         /** True when no body byte follows the head. */
         default boolean empty() {
-            return this instanceof None || this instanceof Length l && l.bytes() == 0;
+            return this instanceof None || (this instanceof Length l && l.bytes() == 0);
         }
 
         /** No body, and no length said (a GET). */
-        record None() implements BodyShape {}
+        record None() implements BodyShape {
+            static final None INSTANCE = new None();
+        }
 
         /** Exactly {@code bytes} bytes. */
         record Length(long bytes) implements BodyShape {
@@ -70,7 +77,9 @@ public record ExchangeRequest(String method, Authority target, String originForm
         }
 
         /** Until the last part. */
-        record Stream() implements BodyShape {}
+        record Stream() implements BodyShape {
+            static final Stream INSTANCE = new Stream();
+        }
     }
 
     /** The protocol a request asks to switch to. */

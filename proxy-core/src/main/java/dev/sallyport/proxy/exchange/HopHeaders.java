@@ -19,6 +19,9 @@ public final class HopHeaders {
     private static final List<AsciiString> PROTECTED = List.of(HttpHeaderNames.CONTENT_LENGTH,
             HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderNames.HOST);
 
+    /** Netty deprecated its constant (HTTP/1.0's field); a proxy still removes it. */
+    private static final AsciiString KEEP_ALIVE = AsciiString.cached("keep-alive");
+
     private HopHeaders() {}
 
     /** The first protected header name that a {@code Connection} header lists (lower case), or null. */
@@ -43,7 +46,7 @@ public final class HopHeaders {
         }
         headers.remove(HttpHeaderNames.CONNECTION);
         headers.remove("Proxy-Connection");
-        headers.remove(HttpHeaderNames.KEEP_ALIVE);
+        headers.remove(KEEP_ALIVE);
         headers.remove(HttpHeaderNames.PROXY_AUTHORIZATION);
         headers.remove(HttpHeaderNames.PROXY_AUTHENTICATE);
         headers.remove(HttpHeaderNames.TE);

@@ -72,10 +72,10 @@ final class SecretsStage {
      * ({@link #sent}).
      */
     InjectionResult.Refused inject(HttpRequest head, AuditRecord audit, ProxyContext context, ByteBufAllocator alloc) {
-        switch (secrets.inject(head)) {
+        return switch (secrets.inject(head)) {
             case InjectionResult.Refused r -> {
                 audit.secrets(List.of(r.secret()));
-                return r;
+                yield r;
             }
             case InjectionResult.Injected i -> {
                 injected = i.secrets();
@@ -87,9 +87,9 @@ final class SecretsStage {
                     // every frame must be readable to be scrubbed and checked: no permessage-deflate, no extension
                     head.headers().remove(HttpHeaderNames.SEC_WEBSOCKET_EXTENSIONS);
                 }
-                return null;
+                yield null;
             }
-        }
+        };
     }
 
     /**

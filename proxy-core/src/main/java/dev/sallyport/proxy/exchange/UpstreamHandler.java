@@ -28,7 +28,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (!exchange.inProgress() || response.lastSent() && !(msg instanceof ByteBuf)) {
+        if (!exchange.inProgress() || (response.lastSent() && !(msg instanceof ByteBuf))) {
             ReferenceCountUtil.release(msg);
             return;
         }

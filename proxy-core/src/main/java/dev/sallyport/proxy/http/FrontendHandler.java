@@ -190,7 +190,7 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter implemen
             return;
         }
         while (!queued.isEmpty() && connection == Connection.OPEN
-                && (current == null || current.awaitingRequestBody() && queued.peek() instanceof HttpContent)) {
+                && (current == null || (current.awaitingRequestBody() && queued.peek() instanceof HttpContent))) {
             channelRead(ctx, queued.poll());
         }
         if (current == null || current.awaitingRequestBody()) {

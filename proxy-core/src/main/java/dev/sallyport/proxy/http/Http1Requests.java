@@ -47,7 +47,8 @@ final class Http1Requests {
             }
             return new Refuse(400, "malformed_request");
         }
-        if (request.protocolVersion() != HttpVersion.HTTP_1_1 && request.protocolVersion() != HttpVersion.HTTP_1_0) {
+        if (!request.protocolVersion().equals(HttpVersion.HTTP_1_1)
+                && !request.protocolVersion().equals(HttpVersion.HTTP_1_0)) {
             return new Refuse(505, "unsupported_http_version");
         }
         ExchangeRequest.Upgrade upgrade = ExchangeRequest.Upgrade.NONE;

@@ -7,7 +7,7 @@ final class Tokens {
 
     static boolean isTchar(byte b) {
         return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9')
-                || "!#$%&'*+-.^_`|~".indexOf(b) >= 0 && b != 0;
+                || ("!#$%&'*+-.^_`|~".indexOf(b) >= 0 && b != 0);
     }
 
     static boolean isToken(String s) {

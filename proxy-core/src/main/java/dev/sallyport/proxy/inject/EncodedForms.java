@@ -173,7 +173,9 @@ final class EncodedForms {
     private static List<byte[]> unwrap(Set<ByteBuffer> set) {
         List<byte[]> out = new ArrayList<>(set.size());
         for (ByteBuffer b : set) {
-            out.add(b.array());
+            byte[] copy = new byte[b.remaining()];
+            b.duplicate().get(copy);
+            out.add(copy);
         }
         return out;
     }

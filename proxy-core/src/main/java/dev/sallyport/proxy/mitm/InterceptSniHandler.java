@@ -16,19 +16,19 @@ import io.netty.util.concurrent.EventExecutor;
 public final class InterceptSniHandler extends SniHandler {
 
     private final TunnelTarget tunnel;
-    private final long handshakeTimeoutMillis;
+    private final long tlsTimeoutMillis;
 
     public InterceptSniHandler(LeafMinter minter, ServerContexts contexts, TunnelTarget tunnel, EventExecutor loop,
                                long handshakeTimeoutMillis) {
         super(new MintingMapping(minter, contexts, tunnel, loop), handshakeTimeoutMillis);
         this.tunnel = tunnel;
-        this.handshakeTimeoutMillis = handshakeTimeoutMillis;
+        this.tlsTimeoutMillis = handshakeTimeoutMillis;
     }
 
     @Override
     protected SslHandler newSslHandler(SslContext context, ByteBufAllocator allocator) {
         SslHandler handler = context.newHandler(allocator, tunnel.host(), tunnel.port());
-        handler.setHandshakeTimeoutMillis(handshakeTimeoutMillis);
+        handler.setHandshakeTimeoutMillis(tlsTimeoutMillis);
         return handler;
     }
 }

@@ -3,6 +3,8 @@ package dev.sallyport.proxy.mitm;
 /** The ClientHello's server name does not name the CONNECT target (or is missing for a name target). */
 final class SniRefused extends Exception {
 
+    private static final long serialVersionUID = 1L;
+
     private final String reason;
 
     SniRefused(String reason, String message) {

@@ -52,6 +52,7 @@ final class PendingInput {
         }
     }
 
+    @SuppressWarnings("restricted")    // the launcher and the tests enable native access for this module
     private static MethodHandle recv() {
         try {
             Linker linker = Linker.nativeLinker();

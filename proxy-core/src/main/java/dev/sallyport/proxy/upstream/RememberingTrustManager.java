@@ -145,7 +145,7 @@ final class RememberingTrustManager extends X509ExtendedTrustManager {
      */
     static String match(String host, List<String> dnsNames) {
         String name = host;
-        if (!HOST.matcher(name).matches() || name.chars().allMatch(c -> c == '.' || c >= '0' && c <= '9')) {
+        if (!HOST.matcher(name).matches() || name.chars().allMatch(c -> c == '.' || (c >= '0' && c <= '9'))) {
             return null;   // not a plain lower-case host name: the full check decides
         }
         for (String dns : dnsNames) {

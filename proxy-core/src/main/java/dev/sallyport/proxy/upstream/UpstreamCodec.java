@@ -61,6 +61,8 @@ public final class UpstreamCodec extends CombinedChannelDuplexHandler<UpstreamCo
 
     /** A response byte the connection had no request for, or a response the request did not allow. */
     public static final class OutOfStepException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
         OutOfStepException(String message) {
             super(message, null, false, false);
         }

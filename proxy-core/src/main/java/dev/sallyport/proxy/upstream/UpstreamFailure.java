@@ -6,6 +6,8 @@ package dev.sallyport.proxy.upstream;
  */
 public final class UpstreamFailure extends Exception {
 
+    private static final long serialVersionUID = 1L;
+
     private final int status;
     private final String reason;
     private final String ip;

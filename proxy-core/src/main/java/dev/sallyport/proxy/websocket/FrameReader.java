@@ -57,8 +57,8 @@ final class FrameReader {
     ProtocolError feed(ByteBuf in, FrameSink sink) {
         int pos = in.readerIndex();
         int end = in.writerIndex();
-        while (pos < end || state instanceof State.Data d && d.remaining() == 0
-                || state instanceof State.Control c && c.have() == c.payload().length) {
+        while (pos < end || (state instanceof State.Data d && d.remaining() == 0)
+                || (state instanceof State.Control c && c.have() == c.payload().length)) {
             switch (state) {
                 case State.Failed f -> {
                     return f.error();
@@ -152,7 +152,7 @@ final class FrameReader {
         String fault = null;
         if ((b0 & 0x70) != 0) {
             fault = "reserved bits set in a frame (expected: none, no extension was negotiated)";
-        } else if (opcode > BINARY && opcode < CLOSE || opcode > PONG) {
+        } else if ((opcode > BINARY && opcode < CLOSE) || opcode > PONG) {
             fault = "reserved opcode " + opcode;
         } else if (masked != (sender == Sender.CLIENT)) {
             fault = sender == Sender.CLIENT ? "unmasked frame from the client (expected: every client frame masked)"

@@ -138,7 +138,7 @@ public final class MessageScrubHandler extends ChannelInboundHandlerAdapter impl
      * {@code fin} (then even when empty), nothing when there is nothing and the message goes on.
      */
     private void frameSettled(boolean fin) {
-        if (!(message instanceof Message.Within m) || settled.isEmpty() && !fin) {
+        if (!(message instanceof Message.Within m) || (settled.isEmpty() && !fin)) {
             return;
         }
         CompositeByteBuf payload = ctx.alloc().compositeBuffer(Math.max(1, settled.size()));
@@ -176,6 +176,8 @@ public final class MessageScrubHandler extends ChannelInboundHandlerAdapter impl
 
     /** A scrubber failure inside a sink call (a body is never decoded here, so this should not happen). */
     private static final class ScrubFailed extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
         ScrubFailed(Throwable cause) {
             super("a WebSocket message could not be scrubbed", cause, false, false);
         }

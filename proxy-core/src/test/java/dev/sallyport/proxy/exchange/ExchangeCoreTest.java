@@ -242,7 +242,7 @@ class ExchangeCoreTest {
     @Test
     void theResponseReachesTheClientScrubbedAndTheExchangeEndsOnce() {
         try (World w = new World()) {
-            Exchange exchange = w.start("GET", "/echo", new DefaultHttpHeaders(), ExchangeRequest.BodyShape.NONE);
+            Exchange exchange = w.start("GET", "/echo", new DefaultHttpHeaders(), ExchangeRequest.BodyShape.none());
             exchange.requestBody(LastHttpContent.EMPTY_LAST_CONTENT);
             w.sentUpstream();
             String body = "token=" + REAL;
@@ -263,7 +263,7 @@ class ExchangeCoreTest {
     @Test
     void noResponseHeadWithinTheTimeoutIsA504OnTheInjectedClock() {
         try (World w = new World()) {
-            Exchange exchange = w.start("GET", "/slow", new DefaultHttpHeaders(), ExchangeRequest.BodyShape.NONE);
+            Exchange exchange = w.start("GET", "/slow", new DefaultHttpHeaders(), ExchangeRequest.BodyShape.none());
             exchange.requestBody(LastHttpContent.EMPTY_LAST_CONTENT);
             w.client.advanceTimeBy(1999, TimeUnit.MILLISECONDS);
             w.client.runScheduledPendingTasks();
@@ -292,7 +292,7 @@ class ExchangeCoreTest {
         try (World w = new World()) {
             w.dialFailure = new UpstreamFailure(403, "private_address", "address 10.0.0.1 is denied", "10.0.0.1");
             w.start("GET", "/x", new DefaultHttpHeaders().add("Authorization", "Bearer " + placeholder),
-                    ExchangeRequest.BodyShape.NONE);
+                    ExchangeRequest.BodyShape.none());
             assertThat(w.down.refusal).isEqualTo("403 private_address");
             assertThat(w.events).noneMatch(e -> e instanceof ProxyEvent.SecretInjected);
             assertThat(w.events).anySatisfy(e -> assertThat(e).isInstanceOfSatisfying(ProxyEvent.Decided.class,
@@ -304,7 +304,7 @@ class ExchangeCoreTest {
     @Test
     void bytesAfterTheResponseKeepTheConnectionOutOfThePool() {
         try (World w = new World()) {
-            Exchange exchange = w.start("GET", "/x", new DefaultHttpHeaders(), ExchangeRequest.BodyShape.NONE);
+            Exchange exchange = w.start("GET", "/x", new DefaultHttpHeaders(), ExchangeRequest.BodyShape.none());
             exchange.requestBody(LastHttpContent.EMPTY_LAST_CONTENT);
             w.sentUpstream();
             w.respond("HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nEVIL");

@@ -68,6 +68,7 @@ enum Arch {
             Map.entry("getegid", 177)));
 
     private final int auditArch;
+    @SuppressWarnings("ImmutableEnumChecker")   // a Map.ofEntries: immutable, though declared as Map
     private final Map<String, Integer> numbers;
 
     Arch(int auditArch, Map<String, Integer> numbers) {

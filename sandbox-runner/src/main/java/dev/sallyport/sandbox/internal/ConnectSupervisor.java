@@ -98,7 +98,7 @@ final class ConnectSupervisor implements AutoCloseable {
                     return;
                 }
                 int revents = fds.get(ValueLayout.JAVA_SHORT, 6);
-                if (fds.get(ValueLayout.JAVA_SHORT, 14) != 0 || (revents & ~POLLIN) != 0 && (revents & POLLIN) == 0) {
+                if (fds.get(ValueLayout.JAVA_SHORT, 14) != 0 || ((revents & ~POLLIN) != 0 && (revents & POLLIN) == 0)) {
                     return;     // woken by close(), or no process of the sandbox is left (POLLHUP)
                 }
                 notif.fill((byte) 0);

@@ -175,6 +175,7 @@ public final class Inside {
     }
 
     static final class SetupException extends Exception {
+        private static final long serialVersionUID = 1L;
         private final int status;
 
         int status() {

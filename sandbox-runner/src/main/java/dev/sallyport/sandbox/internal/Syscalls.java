@@ -17,6 +17,7 @@ import java.util.Map;
  * JNI, no native library of ours. Every argument travels as a {@code long} (pointers as their address); errno is
  * captured with the call so no other libc call can overwrite it first.
  */
+@SuppressWarnings("restricted")    // the sandbox's JVMs run with native access enabled for this module
 final class Syscalls {
     private static final Linker LINKER = Linker.nativeLinker();
     private static final StructLayout CAPTURE = Linker.Option.captureStateLayout();

@@ -44,6 +44,7 @@ final class UnixTarget {
 
     /** Why a path did not resolve to a socket: the errno connect(2) answers. */
     static final class Refused extends Exception {
+        private static final long serialVersionUID = 1L;
         private final int errno;
 
         Refused(int errno, String message) {
