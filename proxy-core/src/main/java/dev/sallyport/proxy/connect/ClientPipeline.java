@@ -6,6 +6,7 @@ import dev.sallyport.policy.Policy;
 import dev.sallyport.proxy.exchange.ExchangeCore;
 import dev.sallyport.proxy.http.FrontendHandler;
 import dev.sallyport.proxy.http.HttpFramingGuard;
+import dev.sallyport.proxy.http.LingeringClose;
 import dev.sallyport.proxy.internal.ClientPhases;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.internal.TunnelTarget;
@@ -37,6 +38,7 @@ import java.util.concurrent.TimeUnit;
  *              intercept: sni, handshake  -> HTTP again (guard, codec, frontend bound to the tunnel)
  *              passthrough: passthrough   -> relay
  * upgraded   - guard, codec, frontend  + WebSocket guard (with secrets), relay
+ * closing    + linger first (after the last answer: read and drop for a moment, then close)
  * </pre>
  */
 public final class ClientPipeline implements ClientPhases {
@@ -53,6 +55,7 @@ public final class ClientPipeline implements ClientPhases {
     static final String HANDSHAKE = "sallyport-handshake";
     static final String PASSTHROUGH = "sallyport-passthrough";
     static final String RELAY = "sallyport-relay";
+    static final String LINGER = "sallyport-linger";
 
     /** A request head must arrive within this long after its first byte (slowloris): idle, at most 30 s. */
     static final Duration MAX_HEAD_DEADLINE = Duration.ofSeconds(30);
@@ -121,6 +124,11 @@ public final class ClientPipeline implements ClientPhases {
         pipeline.remove(CODEC);
         pipeline.remove(GUARD);
         return pipeline.channel();
+    }
+
+    @Override
+    public void answerAndClose(Channel channel, Object response) {
+        LingeringClose.respondAndClose(channel, response, LINGER);
     }
 
     @Override

@@ -4,7 +4,6 @@ import dev.sallyport.policy.Decision;
 import dev.sallyport.policy.TlsMode;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.exchange.Authority;
-import dev.sallyport.proxy.http.LingeringClose;
 import dev.sallyport.proxy.http.Responses;
 import dev.sallyport.proxy.internal.TunnelTarget;
 import dev.sallyport.proxy.internal.AuditRecord;
@@ -141,7 +140,7 @@ final class ConnectHandler extends ChannelInboundHandlerAdapter {
     private void refuse(ChannelHandlerContext ctx, AuditRecord audit, int status, String reason) {
         audit.status(status);
         context.emit(new ProxyEvent.Decided(context.clock().instant(), "connect", audit.fields()));
-        LingeringClose.respondAndClose(ctx.channel(), Responses.error(ctx.alloc(), status, reason, null));
+        pipeline.answerAndClose(ctx.channel(), Responses.error(ctx.alloc(), status, reason, null));
     }
 
     @Override

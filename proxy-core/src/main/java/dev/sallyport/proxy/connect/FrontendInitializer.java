@@ -5,7 +5,6 @@ import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.exchange.ExchangeCore;
 import dev.sallyport.proxy.http.FrontendHandler;
 import dev.sallyport.proxy.http.HttpFramingGuard;
-import dev.sallyport.proxy.http.LingeringClose;
 import dev.sallyport.proxy.http.Responses;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
@@ -74,7 +73,7 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
         buf.writeCharSequence(text, StandardCharsets.US_ASCII);
         buf.writeBytes(response.content());
         response.release();
-        LingeringClose.respondAndClose(ch, buf);
+        pipeline.answerAndClose(ch, buf);
     }
 
     /**

@@ -161,7 +161,7 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter implemen
 
     private void writeError(int status, String reason, String detail) {
         closing();
-        LingeringClose.respondAndClose(ctx.channel(), Responses.error(ctx.alloc(), status, reason, detail));
+        phases.answerAndClose(ctx.channel(), Responses.error(ctx.alloc(), status, reason, detail));
     }
 
     @Override

@@ -19,13 +19,14 @@ public final class LingeringClose extends ChannelInboundHandlerAdapter {
 
     private LingeringClose() {}
 
-    public static void respondAndClose(Channel ch, Object response) {
+    /** Writes {@code response}, then lingers (the handler named {@code name} first in the pipeline) and closes. */
+    public static void respondAndClose(Channel ch, Object response, String name) {
         ch.writeAndFlush(response).addListener((ChannelFutureListener) f -> {
             if (!f.isSuccess() || !(ch instanceof DuplexChannel duplex)) {
                 ch.close();
                 return;
             }
-            ch.pipeline().addFirst(new LingeringClose());
+            ch.pipeline().addFirst(name, new LingeringClose());
             duplex.shutdownOutput();
             ch.eventLoop().schedule(() -> ch.close(), LINGER_MILLIS, TimeUnit.MILLISECONDS);
             ch.read();

@@ -22,6 +22,9 @@ public interface ClientPhases {
     /** A WebSocket's 101 went out: the HTTP handlers go, {@code inbound} (in order) take their place. */
     Channel toRelay(ChannelPipeline pipeline, List<ChannelHandler> inbound);
 
+    /** The last answer of the connection: written, then the connection lingers a moment and closes. */
+    void answerAndClose(Channel channel, Object response);
+
     /** A passthrough tunnel's upstream is connected: the ClientHello check goes, {@code relay} takes its place. */
     void toPassthroughRelay(ChannelPipeline pipeline, ChannelHandler relay);
 }

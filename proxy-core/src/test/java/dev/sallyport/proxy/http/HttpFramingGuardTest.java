@@ -75,4 +75,42 @@ class HttpFramingGuardTest {
         assertThat(out.getLast()).isEqualTo(new Violation(413, "body_too_large"));
         assertThat(bytes(out)).doesNotContain("\r\nb\r\n");
     }
+
+    /** Slowloris on the guard's own clock: a head still incomplete at its deadline is a 408, not a second earlier. */
+    @org.junit.jupiter.api.Test
+    void aHeadStillIncompleteAtItsDeadlineIs408OnTheChannelsClock() {
+        EmbeddedChannel ch = new EmbeddedChannel(new HttpFramingGuard(LIMITS, Duration.ofSeconds(30)));
+        ch.writeInbound(Unpooled.copiedBuffer("GET http://a.test/ HTTP/1.1\r\nHost: a", StandardCharsets.US_ASCII));
+        ch.advanceTimeBy(29_999, java.util.concurrent.TimeUnit.MILLISECONDS);
+        ch.runScheduledPendingTasks();
+        List<Object> before = drain(ch);
+        assertThat(before).noneMatch(o -> o instanceof Violation);
+        ch.writeInbound(Unpooled.copiedBuffer(".test\r\nX-Slow: 1", StandardCharsets.US_ASCII));
+        ch.advanceTimeBy(2, java.util.concurrent.TimeUnit.MILLISECONDS);
+        ch.runScheduledPendingTasks();
+        assertThat(drain(ch)).anySatisfy(o -> assertThat(o).isEqualTo(new Violation(408, "header_timeout")));
+        ch.finishAndReleaseAll();
+    }
+
+    @org.junit.jupiter.api.Test
+    void aHeadCompleteBeforeItsDeadlineIsNeverTimedOut() {
+        EmbeddedChannel ch = new EmbeddedChannel(new HttpFramingGuard(LIMITS, Duration.ofSeconds(30)));
+        ch.writeInbound(Unpooled.copiedBuffer("GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n",
+                StandardCharsets.US_ASCII));
+        ch.advanceTimeBy(1, java.util.concurrent.TimeUnit.HOURS);
+        ch.runScheduledPendingTasks();
+        assertThat(drain(ch)).noneMatch(o -> o instanceof Violation);
+        ch.finishAndReleaseAll();
+    }
+
+    private static List<Object> drain(EmbeddedChannel ch) {
+        List<Object> out = new ArrayList<>();
+        for (Object o; (o = ch.readInbound()) != null; ) {
+            out.add(o);
+            if (o instanceof ByteBuf b) {
+                b.release();
+            }
+        }
+        return out;
+    }
 }
