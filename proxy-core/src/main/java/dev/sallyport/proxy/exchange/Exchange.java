@@ -203,7 +203,7 @@ public final class Exchange {
             InjectionResult.Refused refused = secrets.checkBody(content, parts);
             if (refused != null) {      // nothing of this part goes upstream; the upstream connection is dropped
                 content.release();
-                audit.denied(refused.reason()).secrets(List.of(refused.secret()));
+                audit.denied(refused.reason()).secrets(refused.secrets());
                 refuseDuringRequest(403, refused.reason());
                 return;
             }

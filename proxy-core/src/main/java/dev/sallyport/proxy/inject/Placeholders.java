@@ -145,6 +145,31 @@ public final class Placeholders {
         }
     }
 
+    /**
+     * The index of the first token at or after {@code from} in {@code bytes} shaped like a derived placeholder
+     * ({@value #PREFIX} and 26 base32 characters, not followed by another), or -1.
+     */
+    static int nextDerivedShape(byte[] bytes, int from) {
+        byte[] prefix = PREFIX.getBytes(StandardCharsets.ISO_8859_1);
+        int last = bytes.length - prefix.length - BODY_CHARS;
+        for (int at = Math.max(0, from); at <= last; at++) {
+            if (bytes[at] == prefix[0] && Arrays.equals(bytes, at, at + prefix.length, prefix, 0, prefix.length)
+                    && base32Run(bytes, at + prefix.length) == BODY_CHARS) {
+                return at;
+            }
+        }
+        return -1;
+    }
+
+    /** How many base32 characters start at {@code at}. */
+    private static int base32Run(byte[] bytes, int at) {
+        int i = at;
+        while (i < bytes.length && ((bytes[i] >= 'a' && bytes[i] <= 'z') || (bytes[i] >= '2' && bytes[i] <= '7'))) {
+            i++;
+        }
+        return i - at;
+    }
+
     private static byte[] loadOrCreateKey(Path file) throws IOException {
         if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
             if (!Files.isDirectory(file.getParent())) {
