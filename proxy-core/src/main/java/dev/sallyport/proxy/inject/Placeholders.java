@@ -73,7 +73,7 @@ public final class Placeholders {
                     try {
                         key = loadOrCreateKey(deferredDir.resolve(KEY_FILE));
                     } catch (IOException e) {
-                        throw new UncheckedIOException(e.getMessage(), e);
+                        throw new UncheckedIOException(e.getMessage(), e);     // one line already: see loadOrCreateKey
                     }
                 }
                 k = key;
@@ -170,7 +170,19 @@ public final class Placeholders {
         return i - at;
     }
 
+    /** The key in {@code file}, created first if missing; an IOException's message is one line naming the file. */
     private static byte[] loadOrCreateKey(Path file) throws IOException {
+        try {
+            return readOrCreateKey(file);
+        } catch (FileSystemException e) {
+            String why = e.getReason() != null ? e.getReason() : e.getClass().getSimpleName().replace("Exception", "");
+            throw new IOException(file + ": cannot create or read the placeholder key: " + why
+                    + " (expected: a state folder this user can write: $SALLYPORT_HOME, else ~/.local/share/sallyport)",
+                    e);
+        }
+    }
+
+    private static byte[] readOrCreateKey(Path file) throws IOException {
         if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
             if (!Files.isDirectory(file.getParent())) {
                 Files.createDirectories(file.getParent(),
