@@ -8,6 +8,7 @@ import dev.sallyport.policy.Policy;
 import dev.sallyport.proxy.ProxyOptions;
 import dev.sallyport.proxy.SallyportProxy;
 import dev.sallyport.proxy.inject.Placeholders;
+import dev.sallyport.sandbox.internal.GitRemotes;
 import dev.sallyport.sandbox.vm.VmSandbox;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
@@ -16,9 +17,9 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The steps of one {@link SandboxRun}, in order: the placeholders (from the run's own key, or the state directory's
- * for a running proxy), the run's own proxy and its CA when it has one, then the backend. Every resource is closed
- * on the way out, also when a step fails.
+ * The steps of one {@link SandboxRun}, in order: a line when the workspace's git remotes use SSH, the placeholders
+ * (from the run's own key, or the state directory's for a running proxy), the run's own proxy and its CA when it has
+ * one, then the backend. Every resource is closed on the way out, also when a step fails.
  */
 final class RunSteps {
     private static final String CA_NAME = "Sallyport run CA";
@@ -35,6 +36,7 @@ final class RunSteps {
     }
 
     int run() throws Exception {
+        GitRemotes.sshNotice(run.workdir()).ifPresent(line -> err.println("sallyport: " + line));
         return switch (new Plan(run.proxy(), run.backend())) {
             case Plan(SandboxRun.ProxyMode.Running proxy, SandboxRun.Backend.Process process) -> {
                 Map<String, String> placeholders = chosen(Placeholders.forPolicy(run.policy(), proxy.stateDirectory()));
