@@ -14,6 +14,11 @@ final class CliProcess {
     private CliProcess() {}
 
     static ExternalProcess.Result run(Map<String, String> env, Duration timeout, String... args) {
+        return ExternalProcess.run(timeout, command(args), null, env);
+    }
+
+    /** The command line that runs the CLI with {@code args} (for a test that starts it some other way). */
+    static List<String> command(String... args) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("--enable-native-access=ALL-UNNAMED");
@@ -21,7 +26,7 @@ final class CliProcess {
         command.add(System.getProperty("java.class.path"));
         command.add(Main.class.getName());
         command.addAll(List.of(args));
-        return ExternalProcess.run(timeout, command, null, env);
+        return command;
     }
 
     /**

@@ -13,6 +13,7 @@ import dev.sallyport.sandbox.internal.Launcher;
 import dev.sallyport.sandbox.internal.LimitEnforcement;
 import dev.sallyport.sandbox.internal.PackageCaches;
 import dev.sallyport.sandbox.internal.ProtectedPaths;
+import dev.sallyport.sandbox.internal.ResizeSignal;
 import dev.sallyport.sandbox.internal.RootDrop;
 import dev.sallyport.sandbox.internal.SandboxEnvironment;
 import dev.sallyport.sandbox.internal.SeccompFilter;
@@ -42,8 +43,9 @@ public final class ProcessSandbox {
     }
 
     /**
-     * Runs with the caller's stdio, stops the sandbox on JVM shutdown (SIGINT/SIGTERM), prints what the checks after
-     * the run found ({@link RunningSandbox#notices()}) on stderr, and returns the exit status.
+     * Runs with the caller's stdio, passes the terminal's window-size changes on to the command (SIGWINCH,
+     * {@link ResizeSignal}), stops the sandbox on JVM shutdown (SIGINT/SIGTERM), prints what the checks after the run
+     * found ({@link RunningSandbox#notices()}) on stderr, and returns the exit status.
      */
     public static int run(SandboxSpec spec) throws SandboxException, InterruptedException {
         return run(spec, System.err);
@@ -58,7 +60,7 @@ public final class ProcessSandbox {
             printNotices(sandbox, notices);
         }, "sallyport-sandbox-stop");
         Runtime.getRuntime().addShutdownHook(hook);
-        try {
+        try (ResizeSignal _ = ResizeSignal.forward(sandbox::windowChanged)) {
             int status = sandbox.waitFor();
             printNotices(sandbox, notices);
             return status;

@@ -1,6 +1,8 @@
 package dev.sallyport.sandbox;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
@@ -32,6 +34,8 @@ public record ResourceLimits(long memoryBytes, int pids, long tmpfsBytes, int in
     public static final long MIN_MEMORY = 128 * MIB;
     /** The setup JVM inside runs about 20 threads. */
     public static final int MIN_PIDS = 32;
+    /** More than any number sysctl prints. */
+    private static final int SYSCTL_MAX = 64;
     private static final Pattern SIZE = Pattern.compile("(\\d{1,15})([kmgt]?)(i?b)?");
 
     public ResourceLimits {
@@ -116,10 +120,21 @@ public record ResourceLimits(long memoryBytes, int pids, long tmpfsBytes, int in
 
     private static int half(String sysctl, int fallback) {
         try {
-            long value = Long.parseLong(Files.readString(Path.of(sysctl)).trim());
+            long value = Long.parseLong(readSysctl(Path.of(sysctl)).trim());
             return (int) Math.max(1, Math.min(Integer.MAX_VALUE, value / 2));
         } catch (IOException | NumberFormatException e) {
             return fallback / 2;
+        }
+    }
+
+    /**
+     * A sysctl's value, in one read: Linux answers a read of a number sysctl at any offset but 0 with the end of
+     * the file, so reading it a byte at a time (what {@code Files.readString} does with a file whose size is 0)
+     * gets its first digit only.
+     */
+    static String readSysctl(Path sysctl) throws IOException {
+        try (InputStream in = Files.newInputStream(sysctl)) {
+            return new String(in.readNBytes(SYSCTL_MAX), StandardCharsets.US_ASCII);
         }
     }
 

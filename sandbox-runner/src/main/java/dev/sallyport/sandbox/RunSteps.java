@@ -9,6 +9,7 @@ import dev.sallyport.policy.SecretSpec;
 import dev.sallyport.proxy.ProxyOptions;
 import dev.sallyport.proxy.SallyportProxy;
 import dev.sallyport.proxy.inject.Placeholders;
+import dev.sallyport.sandbox.internal.GitRemotes;
 import dev.sallyport.sandbox.vm.VmSandbox;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
@@ -18,9 +19,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The steps of one {@link SandboxRun}, in order: the placeholders (from a state directory's key, or the run's own),
- * the run's own proxy and its CA when it has one, then the backend. Every resource is closed on the way out, also
- * when a step fails.
+ * The steps of one {@link SandboxRun}, in order: a line when the workspace's git remotes use SSH, the placeholders
+ * (from a state directory's key, or the run's own), the run's own proxy and its CA when it has one, then the
+ * backend. Every resource is closed on the way out, also when a step fails.
  */
 final class RunSteps {
     private static final String CA_NAME = "Sallyport run CA";
@@ -37,6 +38,7 @@ final class RunSteps {
     }
 
     int run() throws Exception {
+        GitRemotes.sshNotice(run.workdir()).ifPresent(line -> err.println("sallyport: " + line));
         return switch (new Plan(run.proxy(), run.backend())) {
             case Plan(SandboxRun.ProxyMode.Running proxy, SandboxRun.Backend.Process process) -> {
                 Map<String, String> placeholders = chosen(Placeholders.forPolicy(run.policy(), proxy.stateDirectory()));

@@ -51,6 +51,11 @@ public final class RunningSandbox implements AutoCloseable {
         return process;
     }
 
+    /** Tells the command that the terminal's window changed size (SIGWINCH to its process group). */
+    void windowChanged() {
+        link.windowChanged();
+    }
+
     /** Waits for the command and returns its exit status (128 + signal when a signal ended it). */
     public int waitFor() throws InterruptedException {
         int status = process.waitFor();

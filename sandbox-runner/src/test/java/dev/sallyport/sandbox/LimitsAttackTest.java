@@ -109,6 +109,26 @@ class LimitsAttackTest {
         System.out.println("memory hog: reached " + reached + " MiB under a limit of 256 MiB (" + r.limits() + ")");
     }
 
+    /**
+     * A file watcher (OpenCode's, an IDE's) works with the default share: before, the share was read a byte at a
+     * time from a sysctl that answers only at offset 0, so it was 1 instance and 1 watch, and OpenCode waited forever
+     * after its second watch failed with ENOSPC.
+     */
+    @Test
+    void theDefaultInotifyShareLetsAWatcherWatchAProject(Fixture f) throws Exception {
+        f.script("watch.py", """
+                import ctypes, os
+                libc = ctypes.CDLL(None, use_errno=True)
+                fds = [libc.inotify_init1(0) for i in range(4)]
+                for i in range(200):
+                    os.makedirs(f'w/{i}', exist_ok=True)
+                watches = [libc.inotify_add_watch(fds[i % 4], f'w/{i}'.encode(), 2) for i in range(200)]
+                print('instances', sum(fd >= 0 for fd in fds), 'watches', sum(w >= 0 for w in watches), flush=True)
+                """);
+        Fixture.Run r = f.run("python3 watch.py");
+        assertThat(r.out()).as(r.err()).contains("instances 4 watches 200");
+    }
+
     @Test
     void theSandboxCannotTakeTheHostUsersWholeInotifyBudget(Fixture f) throws Exception {
         f.script("inotify.py", """

@@ -3,6 +3,9 @@ package dev.sallyport.sandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sallyport.testing.ExternalProcess;
+import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class ResourceLimitsTest {
@@ -28,8 +31,18 @@ class ResourceLimitsTest {
         assertThat(d.pids()).isEqualTo(4096);
         assertThat(d.tmpfsBytes()).isEqualTo(2L << 30);
         assertThat(d.inotifyInstances()).isPositive();
+        // half of what the kernel says, read whole (a sysctl read a byte at a time gives its first digit only)
+        assertThat((long) d.inotifyWatches()).isEqualTo(kernel("max_user_watches") / 2);
+        assertThat((long) d.inotifyInstances()).isEqualTo(kernel("max_user_instances") / 2);
         assertThatThrownBy(() -> d.withMemory(64L << 20)).hasMessage("memory: 67108864 bytes (expected: at least 128 MiB)");
         assertThatThrownBy(() -> d.withPids(8)).hasMessage("pids: 8 (expected: at least 32)");
         assertThatThrownBy(() -> d.withTmpfs(1000)).hasMessageContaining("expected: at least 1 MiB");
+    }
+
+    private static long kernel(String name) {
+        ExternalProcess.Result cat = ExternalProcess.run(Duration.ofSeconds(10),
+                List.of("cat", "/proc/sys/fs/inotify/" + name), null);
+        assertThat(cat.exit()).as(cat.stderr()).isZero();
+        return Long.parseLong(cat.stdout().trim());
     }
 }

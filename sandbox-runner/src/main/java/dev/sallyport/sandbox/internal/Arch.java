@@ -35,6 +35,7 @@ enum Arch {
             Map.entry("execve", 59), Map.entry("fcntl", 72), Map.entry("chdir", 80), Map.entry("geteuid", 107),
             Map.entry("setresuid", 117), Map.entry("setresgid", 119), Map.entry("rt_sigprocmask", 14),
             Map.entry("ppoll", 271), Map.entry("seccomp", 317), Map.entry("pidfd_open", 434),
+            Map.entry("pidfd_send_signal", 424), Map.entry("kill", 62), Map.entry("getpgid", 121),
             Map.entry("close_range", 436), Map.entry("pidfd_getfd", 438),
             Map.entry("statx", 332), Map.entry("readlinkat", 267), Map.entry("pipe2", 293),
             Map.entry("getegid", 108))),
@@ -63,8 +64,8 @@ enum Arch {
             Map.entry("getsockopt", 209), Map.entry("execve", 221), Map.entry("fcntl", 25), Map.entry("chdir", 49),
             Map.entry("geteuid", 175), Map.entry("setresuid", 147), Map.entry("setresgid", 149),
             Map.entry("rt_sigprocmask", 135), Map.entry("ppoll", 73), Map.entry("seccomp", 277),
-            Map.entry("pidfd_open", 434), Map.entry("close_range", 436),
-            Map.entry("pidfd_getfd", 438), Map.entry("statx", 291), Map.entry("readlinkat", 78), Map.entry("pipe2", 59),
+            Map.entry("pidfd_open", 434), Map.entry("close_range", 436), Map.entry("pidfd_send_signal", 424),
+            Map.entry("kill", 129), Map.entry("getpgid", 155), Map.entry("pidfd_getfd", 438), Map.entry("statx", 291), Map.entry("readlinkat", 78), Map.entry("pipe2", 59),
             Map.entry("getegid", 177)));
 
     private final int auditArch;

@@ -19,7 +19,9 @@ import org.slf4j.LoggerFactory;
  * sandbox's network namespace and its seccomp listener. The host checks what it got (a process of this sandbox
  * sent it; a listening TCP socket on the inside port; a netlink sock_diag socket; a seccomp listener), starts
  * the {@link ProxyRelay} on the listener and the {@link ConnectSupervisor} on the other two, answers the
- * go-ahead, and removes the socket file: after that no pathname socket of the host is left in the sandbox.
+ * go-ahead, and removes the socket file: after that no pathname socket of the host is left in the sandbox. The
+ * process that connected becomes the command (it execs it): its {@link CommandGroup} is where
+ * {@link #windowChanged()} sends the terminal's SIGWINCH.
  */
 public final class HostLink implements AutoCloseable {
     static final String LISTENER_ONLY = "sallyport-link/1 listener";
@@ -35,6 +37,7 @@ public final class HostLink implements AutoCloseable {
     private volatile boolean closed;
     private volatile ProxyRelay relay;
     private volatile ConnectSupervisor supervisor;
+    private volatile CommandGroup command;
     private Thread thread;
 
     private HostLink(Path socket, int server) {
@@ -73,6 +76,7 @@ public final class HostLink implements AutoCloseable {
             if (!descendsFrom(peer.pid(), sandbox)) {
                 throw new IOException("pid " + peer.pid() + " is not a process of this sandbox");
             }
+            command = groupOf(peer.pid(), sandbox);
             message = FdPassing.receive(conn, 128, 3);
             take(message, proxy, rules);
             message = null;
@@ -126,6 +130,24 @@ public final class HostLink implements AutoCloseable {
         }
     }
 
+    /** Tells the command's process group that the terminal's window changed size (SIGWINCH). */
+    public void windowChanged() {
+        CommandGroup c = command;
+        if (c != null && !closed) {
+            c.signal(CommandGroup.SIGWINCH);
+        }
+    }
+
+    /** The process group of {@code pid} when its leader is a process of the sandbox (bwrap's init), else null. */
+    private static CommandGroup groupOf(int pid, ProcessHandle sandbox) {
+        CommandGroup group = CommandGroup.of(pid).orElse(null);
+        if (group != null && !descendsFrom(group.leader(), sandbox)) {
+            group.close();
+            return null;
+        }
+        return group;
+    }
+
     private static boolean descendsFrom(int pid, ProcessHandle ancestor) {
         Optional<ProcessHandle> p = ProcessHandle.of(pid);
         for (int depth = 0; depth < 8 && p.isPresent(); depth++) {
@@ -172,6 +194,10 @@ public final class HostLink implements AutoCloseable {
         ProxyRelay r = relay;
         if (r != null) {
             r.close();
+        }
+        CommandGroup c = command;
+        if (c != null) {
+            c.close();
         }
     }
 }

@@ -60,11 +60,20 @@ public final class ProtectedPaths {
         }
 
         boolean matches(Path relative) {
+            return matches(relative, relative.getFileName().toString());
+        }
+
+        /** {@link #matches(Path)} given the entry's own name ({@code relative}'s last): the walk asks every name. */
+        boolean matches(Path relative, String last) {
             int n = relative.getNameCount();
-            String last = relative.getName(n - 1).toString();
             if (isPattern()) {
-                String suffix = path.substring(1);
-                return last.endsWith(suffix) && last.length() > suffix.length() && (scope == Scope.ANYWHERE || n == 1);
+                int suffix = path.length() - 1;
+                return last.length() > suffix && last.regionMatches(last.length() - suffix, path, 1, suffix)
+                        && (scope == Scope.ANYWHERE || n == 1);
+            }
+            int start = path.length() - last.length();
+            if (start < 0 || !path.endsWith(last) || (start > 0 && path.charAt(start - 1) != '/')) {
+                return false;       // not this name's last segment: what nearly every entry of a walk is
             }
             String[] parts = path.split("/");
             if (n < parts.length || (scope == Scope.ROOT && n != parts.length) || !last.equals(parts[parts.length - 1])) {
@@ -189,8 +198,9 @@ public final class ProtectedPaths {
     }
 
     private static Name first(List<Name> names, Path relative) {
+        String last = relative.getFileName().toString();
         for (Name name : names) {
-            if (name.matches(relative)) {
+            if (name.matches(relative, last)) {
                 return name;
             }
         }

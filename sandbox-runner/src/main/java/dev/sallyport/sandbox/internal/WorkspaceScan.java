@@ -69,7 +69,8 @@ final class WorkspaceScan {
      */
     private enum Matching { NAMES, IN_GIT, SET_ID_ONLY, COVERED }
 
-    private record Folder(Path path, Matching matching) {}
+    /** A folder to list, how its entries are matched, and whether it is or lies below a {@code node_modules}. */
+    private record Folder(Path path, Matching matching, boolean nodeModules) {}
 
     private WorkspaceScan() {
     }
@@ -79,12 +80,13 @@ final class WorkspaceScan {
         List<Path> unlisted = new ArrayList<>();
         Set<FileKey> seen = new HashSet<>();
         Deque<Folder> folders = new ArrayDeque<>();
-        folders.push(new Folder(workspace, Matching.NAMES));
+        folders.push(new Folder(workspace, Matching.NAMES, false));
         while (!folders.isEmpty()) {
             Folder folder = folders.pop();
+            boolean inNodeModules = folder.nodeModules();
             for (Path child : list(folder.path(), unreadable, unlisted)) {
                 Path relative = workspace.relativize(child);
-                Found f = stat(child, relative, folder.matching());
+                Found f = stat(child, relative, folder.matching(), inNodeModules);
                 if (f == null) {
                     continue; // gone since the listing
                 }
@@ -92,7 +94,8 @@ final class WorkspaceScan {
                     found.add(f);
                 }
                 if ((f.mode() & S_IFMT) == S_IFDIR && seen.add(f.key())) {
-                    folders.push(new Folder(child, below(folder.matching(), f, gitWritable, relative)));
+                    folders.push(new Folder(child, below(folder.matching(), f, gitWritable, relative),
+                            inNodeModules || child.getFileName().toString().equals(NODE_MODULES)));
                 }
             }
         }
@@ -111,7 +114,7 @@ final class WorkspaceScan {
     }
 
     /** One {@code lstat} and the name the entry matches where it is; null when the entry is gone. */
-    private static Found stat(Path path, Path relative, Matching matching) {
+    private static Found stat(Path path, Path relative, Matching matching, boolean inNodeModules) {
         Map<String, Object> attrs;
         try {
             attrs = Files.readAttributes(path, "unix:mode,ino,dev", LinkOption.NOFOLLOW_LINKS);
@@ -128,7 +131,7 @@ final class WorkspaceScan {
             case SET_ID_ONLY, COVERED -> null;
         };
         return new Found(path, new FileKey((Long) attrs.get("dev"), (Long) attrs.get("ino")), mode, name,
-                matching == Matching.COVERED, inNodeModules(relative));
+                matching == Matching.COVERED, inNodeModules);
     }
 
     private static List<Path> list(Path dir, Unreadable unreadable, List<Path> unlisted) {
@@ -150,15 +153,6 @@ final class WorkspaceScan {
         }
         unlisted.add(dir);
         return List.of();
-    }
-
-    static boolean inNodeModules(Path relative) {
-        for (int i = 0; i < relative.getNameCount() - 1; i++) {
-            if (relative.getName(i).toString().equals(NODE_MODULES)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** The key of {@code path} itself (a link is not followed). */
