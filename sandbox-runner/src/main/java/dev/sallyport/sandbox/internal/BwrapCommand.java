@@ -108,11 +108,11 @@ public final class BwrapCommand {
             c.add("--bind", c.source(cache.getValue()), spec.hostHome().resolve(cache.getKey()).toString());
         }
         for (Path p : spec.readOnly()) {
-            existing("readOnly", p);
+            existing("--allow-read", p);
             c.add("--ro-bind", c.source(p), p.toString());
         }
         for (Path p : spec.readWrite()) {
-            existing("readWrite", p);
+            existing("--allow-write", p);
             c.add("--bind", c.source(p), p.toString());
         }
         c.add("--bind", c.source(spec.workdir()), spec.workdir().toString());
@@ -184,7 +184,8 @@ public final class BwrapCommand {
 
     private static String existing(String field, Path p) throws SandboxException {
         if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
-            throw new SandboxException(field + ": " + p + " does not exist (expected: an existing file or folder)");
+            throw new SandboxException(field + " " + p + ": does not exist (expected: an existing file or folder;"
+                    + " create it first)");
         }
         return p.toString();
     }
