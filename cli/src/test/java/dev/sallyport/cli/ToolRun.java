@@ -1,0 +1,126 @@
+package dev.sallyport.cli;
+
+import dev.sallyport.testing.ExternalProcess;
+import dev.sallyport.testing.TestPki;
+import dev.sallyport.testing.tools.HttpsSite;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * The harness of the {@code RunTools*Test} group: real tools (curl, wget, git, npm, pip, Debian's Maven, a JDK
+ * program, Node, an agent-shaped chat client) inside a real {@code sallyport run} (the CLI in its own JVM, through
+ * {@link CliProcess}), configured only as a user's project would be: files in the project folder, the tool's own
+ * command line, and what the sandbox itself provides (the proxy variables, the trust bundle,
+ * {@code JAVA_TOOL_OPTIONS}). The run gets no flag beyond {@code --policy}, {@code --workdir} and {@code --audit}
+ * (where the user stands and where the record goes).
+ *
+ * <p>The upstreams are {@link HttpsSite}s on {@code 127.0.0.1}, each under a name of the reserved {@code .test}
+ * domain with a certificate from a per-run {@link TestPki} that the policy's {@code upstream.trust} names. The names
+ * resolve to loopback for the run's proxy alone: the CLI's JVM reads them from a hosts file (the JDK's
+ * {@code jdk.net.hosts.file} property), standing in for the DNS of a user's machine. Inside the sandbox nothing
+ * resolves a name (it has no DNS); every tool reaches its site through the proxy by name, as it would reach a real
+ * registry, and nothing needs {@code NO_PROXY} changed. The policy allows each site by host name and port, and its
+ * loopback address in {@code network.allow_private} (the default deny list refuses loopback).
+ *
+ * <p>Each test passes as root and as a normal user: CI runs the group in its root pass (the command then runs as
+ * another user, the workspace shown to it through an idmapped mount) and again in
+ * {@code scripts/test-unprivileged} (all of it as a normal user).
+ *
+ * <p>A test tagged {@value #AWAITING} asserts behaviour that work in progress on issue 14 delivers (a placeholder
+ * in a chat request's body, npm's scoped names, Debian's {@code /etc/maven}, wget's trust bundle, the host's git
+ * identity); the cli pom leaves the tag out ({@code -DexcludedGroups=} runs them too) until that work is merged.
+ */
+final class ToolRun implements AutoCloseable {
+    /** The tag of a test that waits for work in progress on issue 14 (left out of the build until it lands). */
+    static final String AWAITING = "awaiting-i14";
+    static final Duration TIMEOUT = Duration.ofMinutes(3);
+
+    private final Path dir;
+    private final TestPki pki = TestPki.create();
+    private final Map<String, HttpsSite> sites = new LinkedHashMap<>();
+
+    ToolRun(Path dir) {
+        this.dir = dir;
+    }
+
+    /** Starts an HTTPS site for {@code host} (a name the run's proxy resolves to 127.0.0.1), allowed by the policy. */
+    HttpsSite site(String host) {
+        HttpsSite site = HttpsSite.start(pki.issue(host));
+        sites.put(host, site);
+        return site;
+    }
+
+    /** {@code https://HOST:PORT} of a started site. */
+    String origin(String host) {
+        return "https://" + host + ":" + sites.get(host).port();
+    }
+
+    /** The project folder the command runs in (created on first use). */
+    Path workspace() {
+        try {
+            return Files.createDirectories(dir.resolve("ws"));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The run's audit log as text (empty before a run). */
+    String audit() throws IOException {
+        Path audit = dir.resolve("audit.jsonl");
+        return Files.exists(audit) ? Files.readString(audit) : "";
+    }
+
+    /**
+     * {@code sallyport run --policy P --workdir WS --audit A -- sh -c SCRIPT}, with {@code env} added to the CLI's
+     * environment (a secret's value, a HOME) and {@code policyMore} appended to the policy (top-level keys, such as
+     * {@code secrets:}).
+     */
+    ExternalProcess.Result run(String policyMore, Map<String, String> env, String script) throws IOException {
+        Path policy = Files.createDirectories(dir.resolve("policy")).resolve("policy.yaml");
+        Files.writeString(policy, policy(policy.getParent()) + policyMore);
+        Path hosts = dir.resolve("hosts");
+        Files.writeString(hosts, sites.keySet().stream().map(host -> "127.0.0.1 " + host + "\n")
+                .collect(Collectors.joining()));
+        Map<String, String> cliEnv = new HashMap<>(env);
+        cliEnv.putIfAbsent("SALLYPORT_HOME", dir.resolve("state").toString());
+        return CliProcess.run(List.of("-Djdk.net.hosts.file=" + hosts), cliEnv, TIMEOUT, "run",
+                "--policy", policy.toString(), "--workdir", workspace().toString(),
+                "--audit", dir.resolve("audit.jsonl").toString(), "--", "sh", "-c", script);
+    }
+
+    /** The policy's folder is watched for changes: the audit log and the workspace lie elsewhere. */
+    private String policy(Path folder) {
+        List<String> loopback = new ArrayList<>();
+        StringBuilder rules = new StringBuilder();
+        sites.forEach((host, site) -> {
+            loopback.add("\"127.0.0.1:" + site.port() + "\"");
+            rules.append("""
+                      - name: %s
+                        hosts: [%s]
+                        ports: [%d]
+                    """.formatted(host, host, site.port()));
+        });
+        return """
+                upstream:
+                  trust: [%s]
+                network:
+                  deny: default
+                  allow_private: [%s]
+                rules:
+                """.formatted(pki.rootPem(folder), String.join(", ", loopback)) + rules;
+    }
+
+    @Override
+    public void close() {
+        sites.values().forEach(HttpsSite::close);
+    }
+}
