@@ -96,10 +96,10 @@ class ArchitectureTest {
         }).should().beFreeOfCycles().check(classes);
     }
 
-    /** The HTTP/1.1 front end reads its limits from the policy; deciding, dialing, secrets and audit are the core's. */
+    /** The front ends read their limits from the policy; deciding, dialing, secrets and audit are the core's. */
     @Test
     void frontEndsLeaveDecidingDialingSecretsAndAuditToTheCore() {
-        noClasses().that().resideInAPackage("dev.sallyport.proxy.http..")
+        noClasses().that().resideInAnyPackage("dev.sallyport.proxy.http..", "dev.sallyport.proxy.http2..")
                 .should().dependOnClassesThat().resideInAnyPackage("dev.sallyport.proxy.upstream..",
                         "dev.sallyport.proxy.audit..", "dev.sallyport.proxy.reload..")
                 .orShould().dependOnClassesThat().haveNameMatching("dev\\.sallyport\\.policy\\.(?!Limits).*")

@@ -100,6 +100,9 @@ class HostileClientHelloTest {
             proxy.events.await("tunnel_end", f -> client.equals(f.client()));
             assertThat(proxy.events.all("tunnel").stream().filter(f -> client.equals(f.client())))
                     .as("one refusal record for " + what + " via " + host).hasSize(1);
+            // the line may be written just after the records: wait for it, then check there is exactly one
+            dev.sallyport.testing.Await.until("a log line for " + client, java.time.Duration.ofSeconds(5),
+                    () -> logText().lines().anyMatch(l -> l.contains(client + " ")));
             List<String> lines = logText().lines().filter(l -> l.contains(client + " ")).toList();
             assertThat(lines).as("log lines for " + what + " via " + host).singleElement().asString()
                     .contains("client " + client + " => " + host + ":" + upstream.port() + ": tunnel refused: ")

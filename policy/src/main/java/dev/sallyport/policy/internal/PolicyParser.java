@@ -103,7 +103,8 @@ public final class PolicyParser {
     }
 
     private ProxySettings proxy(Node node) {
-        Map<String, Node> m = t.mapping(node, "proxy", Set.of("listen", "admin", "limits", "timeouts", "admin_token"));
+        Map<String, Node> m = t.mapping(node, "proxy", Set.of("listen", "admin", "limits", "timeouts", "admin_token",
+                "http2"));
         if (m == null) {
             return null;
         }
@@ -136,7 +137,11 @@ public final class PolicyParser {
                     "a different address or port");
             return null;
         }
-        return new ProxySettings(listen, admin, limits, timeouts, tokenEnv, tokenFile);
+        Boolean http2 = m.containsKey("http2") ? t.bool(m.get("http2"), "proxy.http2") : Boolean.FALSE;
+        if (http2 == null) {
+            return null;
+        }
+        return new ProxySettings(listen, admin, limits, timeouts, tokenEnv, tokenFile, http2);
     }
 
     private Limits limits(Node node) {

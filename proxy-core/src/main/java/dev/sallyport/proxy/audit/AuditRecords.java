@@ -113,6 +113,7 @@ final class AuditRecords {
                 .field("reason", f.reason())
                 .field("tls", f.tls())
                 .field("sni", f.sni())
+                .field("protocol", f.protocol())
                 .field("bytes_up", f.bytesUp())
                 .field("bytes_down", f.bytesDown())
                 .field("duration_ms", f.durationMs())

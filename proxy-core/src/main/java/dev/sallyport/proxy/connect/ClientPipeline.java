@@ -7,6 +7,7 @@ import dev.sallyport.proxy.exchange.ExchangeCore;
 import dev.sallyport.proxy.http.FrontendHandler;
 import dev.sallyport.proxy.http.HttpFramingGuard;
 import dev.sallyport.proxy.http.LingeringClose;
+import dev.sallyport.proxy.http2.Http2Connections;
 import dev.sallyport.proxy.internal.ClientPhases;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.internal.TunnelTarget;
@@ -22,6 +23,8 @@ import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.ssl.ApplicationProtocolNames;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.timeout.IdleStateHandler;
 import java.time.Duration;
 import java.util.List;
@@ -35,7 +38,9 @@ import java.util.concurrent.TimeUnit;
  * accept     bytes, idle, idle-closer
  * HTTP       + guard, codec, connect, frontend            (FrontendHandler feeds the exchange core)
  * tunnel     - guard, codec, connect, frontend  + tls-check, then
- *              intercept: sni, handshake  -> HTTP again (guard, codec, frontend bound to the tunnel)
+ *              intercept: sni, handshake  -> HTTP again (guard, codec, frontend bound to the tunnel),
+ *                                            or, when ALPN chose h2, HTTP/2 (h2-codec, h2-streams: a frontend per
+ *                                            stream; the connection reads freely, streams by flow control)
  *              passthrough: passthrough   -> relay
  * upgraded   - guard, codec, frontend  + WebSocket guard (with secrets), relay
  * closing    + linger first (after the last answer: read and drop for a moment, then close)
@@ -56,6 +61,8 @@ public final class ClientPipeline implements ClientPhases {
     static final String PASSTHROUGH = "sallyport-passthrough";
     static final String RELAY = "sallyport-relay";
     static final String LINGER = "sallyport-linger";
+    static final String H2_CODEC = "sallyport-h2-codec";
+    static final String H2_STREAMS = "sallyport-h2-streams";
 
     /** A request head must arrive within this long after its first byte (slowloris): idle, at most 30 s. */
     static final Duration MAX_HEAD_DEADLINE = Duration.ofSeconds(30);
@@ -95,7 +102,7 @@ public final class ClientPipeline implements ClientPhases {
         } else {
             long tlsTimeout = context.policy().proxy().timeouts().tls().toMillis();
             p.addLast(SNI, new InterceptSniHandler(minter, serverContexts, tunnel, p.channel().eventLoop(),
-                    tlsTimeout));
+                    tlsTimeout, context.policy().proxy().http2()));
             p.addLast(HANDSHAKE, new InterceptHandshakeHandler(context, tunnel, this));
         }
         p.remove(FRONTEND);
@@ -111,7 +118,15 @@ public final class ClientPipeline implements ClientPhases {
 
     @Override
     public void toHttp(ChannelPipeline pipeline, TunnelTarget tunnel) {
-        addHttp(pipeline, tunnel);
+        SslHandler tls = pipeline.get(SslHandler.class);
+        if (tls != null && ApplicationProtocolNames.HTTP_2.equals(tls.applicationProtocol())) {
+            Http2Connections.Handlers h2 = Http2Connections.handlers(context.policy().proxy().limits(), core, tunnel);
+            pipeline.addLast(H2_CODEC, h2.codec());
+            pipeline.addLast(H2_STREAMS, h2.streams());
+            pipeline.channel().config().setAutoRead(true);
+        } else {
+            addHttp(pipeline, tunnel);
+        }
         pipeline.remove(HANDSHAKE);
     }
 

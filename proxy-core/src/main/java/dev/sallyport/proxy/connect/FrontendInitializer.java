@@ -6,6 +6,7 @@ import dev.sallyport.proxy.exchange.ExchangeCore;
 import dev.sallyport.proxy.http.FrontendHandler;
 import dev.sallyport.proxy.http.HttpFramingGuard;
 import dev.sallyport.proxy.http.Responses;
+import dev.sallyport.proxy.http2.Http2Connections;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.limits.ClientKey;
@@ -17,6 +18,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http2.Http2FrameCodec;
 import io.netty.handler.timeout.IdleStateEvent;
 import java.nio.charset.StandardCharsets;
 
@@ -85,7 +87,8 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
             if (evt instanceof IdleStateEvent) {
                 FrontendHandler frontend = ctx.pipeline().get(FrontendHandler.class);
-                boolean busy = frontend != null && frontend.busy();
+                Http2FrameCodec h2 = ctx.pipeline().get(Http2FrameCodec.class);
+                boolean busy = (frontend != null && frontend.busy()) || (h2 != null && Http2Connections.busy(h2));
                 // a request head that started and stalled gets its 408 from the guard's deadline (due now too)
                 HttpFramingGuard guard = ctx.pipeline().get(HttpFramingGuard.class);
                 boolean headPending = guard != null && guard.headInProgress();

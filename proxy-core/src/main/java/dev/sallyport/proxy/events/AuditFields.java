@@ -24,9 +24,18 @@ public record AuditFields(
         Long bytesUp,
         Long bytesDown,
         Long durationMs,
-        List<String> secrets) {
+        List<String> secrets,
+        String protocol) {
 
     public AuditFields {
         secrets = secrets == null ? null : List.copyOf(secrets);
+    }
+
+    /** Fields without the client's protocol (a tunnel's, or a record read back from an older log). */
+    public AuditFields(String id, String client, String identity, String host, Integer port, String ip, String method,
+                       String path, Integer status, String decision, String rule, String reason, String tls, String sni,
+                       Long bytesUp, Long bytesDown, Long durationMs, List<String> secrets) {
+        this(id, client, identity, host, port, ip, method, path, status, decision, rule, reason, tls, sni, bytesUp,
+                bytesDown, durationMs, secrets, null);
     }
 }

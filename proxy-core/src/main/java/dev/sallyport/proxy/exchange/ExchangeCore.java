@@ -99,8 +99,19 @@ public final class ExchangeCore {
         refuse(audit, status, reason, down, false);
     }
 
+    /**
+     * Records a request its front end's protocol refused by itself before anything of it could be read (an HTTP/2
+     * stream its codec reset): the answer was the protocol's, so nothing is answered here.
+     */
+    public void recordRefused(ExchangeRequest.Origin origin, Authority target, int status, String reason) {
+        AuditRecord audit = record(origin, null, null).target(target.host(), target.port()).denied(reason)
+                .status(status);
+        context.emit(new ProxyEvent.Decided(context.clock().instant(), "request", audit.fields()));
+    }
+
     private AuditRecord record(ExchangeRequest.Origin origin, String method, String path) {
-        AuditRecord audit = new AuditRecord(context.nextId(), origin.client()).tls(origin.tls()).sni(origin.sni());
+        AuditRecord audit = new AuditRecord(context.nextId(), origin.client()).tls(origin.tls()).sni(origin.sni())
+                .protocol(origin.protocol());
         if (method != null) {
             audit.request(method, path == null ? null : pathOnly(path));
         }

@@ -89,12 +89,19 @@ public record ExchangeRequest(String method, Authority target, String originForm
      * Who sent the request and how it arrived: the client address (ip:port) and, for a request inside an
      * intercepted tunnel, the server name its TLS handshake sent (null for none, and for absolute-form requests).
      *
-     * @param tls {@code intercepted} inside a tunnel, {@code none} for plain HTTP (the audit record's {@code tls})
+     * @param tls      {@code intercepted} inside a tunnel, {@code none} for plain HTTP (the audit record's {@code tls})
+     * @param protocol the client's protocol: {@code http/1.1} (HTTP/1.0 too) or {@code h2}
      */
-    public record Origin(String client, String tls, String sni) {
+    public record Origin(String client, String tls, String sni, String protocol) {
         public Origin {
             Objects.requireNonNull(client, "client");
             Objects.requireNonNull(tls, "tls");
+            Objects.requireNonNull(protocol, "protocol");
+        }
+
+        /** An HTTP/1.1 client's. */
+        public Origin(String client, String tls, String sni) {
+            this(client, tls, sni, "http/1.1");
         }
     }
 }

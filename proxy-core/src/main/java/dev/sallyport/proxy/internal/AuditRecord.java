@@ -26,6 +26,7 @@ public final class AuditRecord {
     private Long bytesDown;
     private Long durationMs;
     private List<String> secrets;
+    private String protocol;
 
     public AuditRecord(String id, SocketAddress client) {
         this(id, clientText(client));
@@ -51,6 +52,7 @@ public final class AuditRecord {
     public AuditRecord status(int value) { status = value; return this; }
     public AuditRecord tls(String value) { tls = value; return this; }
     public AuditRecord sni(String value) { sni = value; return this; }
+    public AuditRecord protocol(String value) { protocol = value; return this; }
     public AuditRecord bytes(long up, long down) { bytesUp = up; bytesDown = down; return this; }
     public AuditRecord duration(long ms) { durationMs = ms; return this; }
     /** Names (never values) of the secrets injected into, or refused on, this request. */
@@ -79,6 +81,6 @@ public final class AuditRecord {
 
     public AuditFields fields() {
         return new AuditFields(id, client, null, host, port, ip, method, path, status, decision, rule, reason, tls,
-                sni, bytesUp, bytesDown, durationMs, secrets);
+                sni, bytesUp, bytesDown, durationMs, secrets, protocol);
     }
 }

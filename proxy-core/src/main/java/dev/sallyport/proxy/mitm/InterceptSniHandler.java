@@ -19,8 +19,8 @@ public final class InterceptSniHandler extends SniHandler {
     private final long tlsTimeoutMillis;
 
     public InterceptSniHandler(LeafMinter minter, ServerContexts contexts, TunnelTarget tunnel, EventExecutor loop,
-                               long handshakeTimeoutMillis) {
-        super(new MintingMapping(minter, contexts, tunnel, loop), handshakeTimeoutMillis);
+                               long handshakeTimeoutMillis, boolean http2) {
+        super(new MintingMapping(minter, contexts, tunnel, loop, http2), handshakeTimeoutMillis);
         this.tunnel = tunnel;
         this.tlsTimeoutMillis = handshakeTimeoutMillis;
     }

@@ -20,9 +20,13 @@ public final class MintingMapping implements AsyncMapping<String, SslContext> {
     private final ServerContexts contexts;
     private final TunnelTarget tunnel;
     private final EventExecutor loop;
+    private final boolean http2;
 
-    public MintingMapping(LeafMinter minter, ServerContexts contexts, TunnelTarget tunnel, EventExecutor loop) {
+    /** @param http2 whether ALPN offers {@code h2} (the policy's {@code proxy.http2} when the tunnel opened) */
+    public MintingMapping(LeafMinter minter, ServerContexts contexts, TunnelTarget tunnel, EventExecutor loop,
+                          boolean http2) {
         this.minter = minter;
+        this.http2 = http2;
         this.contexts = contexts;
         this.tunnel = tunnel;
         this.loop = loop;
@@ -49,6 +53,6 @@ public final class MintingMapping implements AsyncMapping<String, SslContext> {
                     + " failed: " + error.getMessage()));
             return;
         }
-        promise.trySuccess(contexts.forLeaf(tunnel.host(), leaf));
+        promise.trySuccess(contexts.forLeaf(tunnel.host(), leaf, http2));
     }
 }

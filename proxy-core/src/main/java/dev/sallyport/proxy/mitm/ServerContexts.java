@@ -25,7 +25,7 @@ import javax.net.ssl.X509ExtendedKeyManager;
  * tunnel's CONNECT target: the handler for a tunnel is created with that target as the engine's peer host
  * ({@link InterceptSniHandler}), and the key manager looks the leaf up by it. One context for every host means
  * a new host costs a signature, not a TLS context (building one cost about 10 ms of CPU per host). ALPN offers
- * only {@code http/1.1}.
+ * {@code http/1.1}, and {@code h2} before it where {@code proxy.http2} is on: two contexts, the leaves shared.
  */
 public final class ServerContexts {
 
@@ -48,8 +48,14 @@ public final class ServerContexts {
     private final Cache<String, Presented> leaves = Caffeine.newBuilder().expireAfterAccess(LIVE)
             .maximumSize(MAX_LIVE).build();
     private final SslContext shared;
+    private final SslContext sharedWithH2;
 
     public ServerContexts() {
+        shared = build(ApplicationProtocolNames.HTTP_1_1);
+        sharedWithH2 = build(ApplicationProtocolNames.HTTP_2, ApplicationProtocolNames.HTTP_1_1);
+    }
+
+    private SslContext build(String... protocols) {
         try {
             SslContextBuilder builder = Transports.sslProvider() == SslProvider.OPENSSL
                     // BoringSSL's parsed form of a leaf, kept per alias (host and serial) instead of being encoded
@@ -57,25 +63,28 @@ public final class ServerContexts {
                     ? SslContextBuilder.forServer(new OpenSslCachingX509KeyManagerFactory(
                             new KeyManagerFactoryWrapper(new LeafKeyManager()), NATIVE_CACHED))
                     : SslContextBuilder.forServer(new LeafKeyManager());
-            shared = builder.sslProvider(Transports.sslProvider())
+            return builder.sslProvider(Transports.sslProvider())
                     .protocols("TLSv1.3", "TLSv1.2")
                     .applicationProtocolConfig(new ApplicationProtocolConfig(ApplicationProtocolConfig.Protocol.ALPN,
                             ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
                             ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT,
-                            ApplicationProtocolNames.HTTP_1_1))
+                            protocols))
                     .build();
         } catch (SSLException e) {
             throw new IllegalStateException("server TLS context: " + e.getMessage(), e);
         }
     }
 
-    /** Records {@code leaf} as the certificate for handshakes whose engine names {@code host}; the shared context. */
-    SslContext forLeaf(String host, LeafCertificate leaf) {
+    /**
+     * Records {@code leaf} as the certificate for handshakes whose engine names {@code host}; the shared context,
+     * offering {@code h2} when {@code http2}.
+     */
+    SslContext forLeaf(String host, LeafCertificate leaf, boolean http2) {
         Presented now = leaves.getIfPresent(host);
         if (now == null || now.leaf() != leaf) {
             leaves.put(host, new Presented(leaf, host + ALIAS_SEPARATOR + leaf.leaf().getSerialNumber().toString(16)));
         }
-        return shared;
+        return http2 ? sharedWithH2 : shared;
     }
 
     private static final String ALIAS_SEPARATOR = "#";

@@ -209,7 +209,7 @@ public final class PolicyHolder implements AutoCloseable {
         note(notes, "ca", running.ca(), loaded.ca());
         note(notes, "audit", running.audit(), loaded.audit());
         ProxySettings kept = new ProxySettings(was.listen(), was.admin(), now.limits(), now.timeouts(),
-                was.adminTokenEnv(), was.adminTokenFile());
+                was.adminTokenEnv(), was.adminTokenFile(), now.http2());
         return new Policy(kept, running.ca(), running.audit(), loaded.mode(), loaded.upstream(), loaded.network(),
                 loaded.rules(), loaded.secrets(), loaded.source());
     }
