@@ -129,7 +129,8 @@ class RunToolsAgentChatTest {
             String audit = tools.audit();
             assertThat(audit).doesNotContain(key).contains("\"host\":\"" + OTHER + "\"");
             assertThat(audit.lines().filter(l -> l.contains("\"host\":\"" + LLM + "\"")
-                    && l.contains("\"event\":\"request\""))).hasSize(2)
+                    && l.contains("\"event\":\"request\"") && l.contains("\"status\":")))
+                    .as("the LLM host's completed exchanges in the audit log").hasSize(2)
                     .allSatisfy(l -> assertThat(l).contains("\"decision\":\"allow\"", "\"status\":200"));
             assertThat(run.stdout() + run.stderr()).doesNotContain(key);
         }
