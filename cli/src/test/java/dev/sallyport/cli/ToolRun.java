@@ -82,7 +82,8 @@ final class ToolRun implements AutoCloseable {
     /**
      * {@code sallyport run --policy P --workdir WS --audit A -- sh -c SCRIPT}, with {@code env} added to the CLI's
      * environment (a secret's value, a HOME) and {@code policyMore} appended to the policy (top-level keys, such as
-     * {@code secrets:}).
+     * {@code secrets:}). A {@code HOME} in {@code env} is the CLI's home folder as a whole: its JVM's
+     * {@code user.home} too, as on a machine where the two name one folder.
      */
     ExternalProcess.Result run(String policyMore, Map<String, String> env, String script) throws IOException {
         Path policy = Files.createDirectories(dir.resolve("policy")).resolve("policy.yaml");
@@ -92,7 +93,11 @@ final class ToolRun implements AutoCloseable {
                 .collect(Collectors.joining()));
         Map<String, String> cliEnv = new HashMap<>(env);
         cliEnv.putIfAbsent("SALLYPORT_HOME", dir.resolve("state").toString());
-        return CliProcess.run(List.of("-Djdk.net.hosts.file=" + hosts), cliEnv, TIMEOUT, "run",
+        List<String> jvm = new ArrayList<>(List.of("-Djdk.net.hosts.file=" + hosts));
+        if (env.containsKey("HOME")) {
+            jvm.add("-Duser.home=" + env.get("HOME"));
+        }
+        return CliProcess.run(jvm, cliEnv, TIMEOUT, "run",
                 "--policy", policy.toString(), "--workdir", workspace().toString(),
                 "--audit", dir.resolve("audit.jsonl").toString(), "--", "sh", "-c", script);
     }
