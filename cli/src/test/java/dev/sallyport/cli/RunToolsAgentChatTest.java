@@ -128,10 +128,13 @@ class RunToolsAgentChatTest {
             assertThat(workspace.resolve("agent.out")).content().startsWith("other: 4").contains("secret_");
             String audit = tools.audit();
             assertThat(audit).doesNotContain(key).contains("\"host\":\"" + OTHER + "\"");
-            assertThat(audit.lines().filter(l -> l.contains("\"host\":\"" + LLM + "\"")
-                    && l.contains("\"event\":\"request\"") && l.contains("\"status\":")))
-                    .as("the LLM host's completed exchanges in the audit log").hasSize(2)
+            List<String> exchanges = audit.lines().filter(l -> l.contains("\"host\":\"" + LLM + "\"")
+                    && l.contains("\"event\":\"request\"") && l.contains("\"status\":")).toList();
+            assertThat(exchanges).as("the LLM host's completed exchanges in the audit log").hasSize(2)
                     .allSatisfy(l -> assertThat(l).contains("\"decision\":\"allow\"", "\"status\":200"));
+            assertThat(exchanges.getFirst()).doesNotContain("placeholders_forwarded");
+            assertThat(exchanges.getLast()).as("the second exchange: the placeholder seen, not refused")
+                    .contains("\"placeholders_forwarded\":[\"LLM_API_KEY\"]");
             assertThat(run.stdout() + run.stderr()).doesNotContain(key);
         }
     }

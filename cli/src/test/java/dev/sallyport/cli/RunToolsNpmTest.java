@@ -18,7 +18,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * npm inside {@code sallyport run} against a registry on {@code npm.example.test}, named by the project's own
  * {@code .npmrc}: {@code npm install} resolves a plain and a scoped package (npm asks for
- * {@code /@sallyport-test%2fshout}) and writes {@code package-lock.json}; then, in a second run whose home (and so
+ * {@code /@sallyport-test%2fshout}, which the registry's rule allows with {@code allow_encoded_slash}, as a user's
+ * npm rule would) and writes {@code package-lock.json}; then, in a second run whose home (and so
  * npm's cache) starts empty, {@code npm ci} installs from that lock file, downloading the tarballs again. Node
  * then loads both packages. See {@link ToolRun} for how the runs are set up.
  */
@@ -34,7 +35,7 @@ class RunToolsNpmTest {
     @Tag(ToolRun.AWAITING)
     void npmInstallThenNpmCiResolveAPlainAndAScopedPackage() throws IOException {
         try (ToolRun tools = new ToolRun(dir)) {
-            HttpsSite site = tools.site(HOST);
+            HttpsSite site = tools.site(HOST, "allow_encoded_slash: true");
             site.route("/", new NpmRegistry(tools.origin(HOST))
                     .publish("tiny-greeting", "1.0.0", Map.of("index.js",
                             "module.exports = () => 'hello from tiny-greeting';\n"))

@@ -47,6 +47,7 @@ final class ToolRun implements AutoCloseable {
     private final Path dir;
     private final TestPki pki = TestPki.create();
     private final Map<String, HttpsSite> sites = new LinkedHashMap<>();
+    private final Map<String, String> ruleKeysByHost = new HashMap<>();
 
     ToolRun(Path dir) {
         this.dir = dir;
@@ -54,8 +55,14 @@ final class ToolRun implements AutoCloseable {
 
     /** Starts an HTTPS site for {@code host} (a name the run's proxy resolves to 127.0.0.1), allowed by the policy. */
     HttpsSite site(String host) {
+        return site(host, "");
+    }
+
+    /** {@link #site(String)} whose rule has {@code ruleKeys} too (YAML lines: {@code allow_encoded_slash: true}). */
+    HttpsSite site(String host, String ruleKeys) {
         HttpsSite site = HttpsSite.start(pki.issue(host));
         sites.put(host, site);
+        ruleKeysByHost.put(host, ruleKeys);
         return site;
     }
 
@@ -113,6 +120,7 @@ final class ToolRun implements AutoCloseable {
                         hosts: [%s]
                         ports: [%d]
                     """.formatted(host, host, site.port()));
+            ruleKeysByHost.get(host).lines().forEach(line -> rules.append("    ").append(line).append('\n'));
         });
         return """
                 upstream:
