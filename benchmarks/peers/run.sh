@@ -15,7 +15,7 @@ PROXY_WARMUP=${BENCH_PROXY_WARMUP:-20} # unmeasured seconds of load on each fres
 HOSTS=${BENCH_HOSTS:-1000}            # distinct host names for the minting scenario
 WARM_HOSTS=${BENCH_WARM_HOSTS:-500}   # other distinct names each proxy sees during its warm-up
 TARGETS=${BENCH_TARGETS:-"direct squid mitmproxy sallyport"}
-SCENARIOS=${BENCH_SCENARIOS:-"keepalive handshake hosts body1m download"}
+SCENARIOS=${BENCH_SCENARIOS:-"keepalive handshake hosts body1m download h2"}
 IDLE_TUNNELS=${BENCH_IDLE_TUNNELS:-10000}   # 0 skips the idle-tunnel RSS measurement
 work=${BENCH_WORK:-$(mktemp -d /tmp/sallyport-peers.XXXXXX)}
 # listeners below the ephemeral range this script sets (10000-65000), so no client socket can hold them
@@ -170,7 +170,7 @@ http {
   uwsgi_temp_path $work/nginx; scgi_temp_path $work/nginx;
   default_type application/octet-stream;
   server {
-    listen 127.0.0.1:$UP_PORT ssl default_server;
+    listen 127.0.0.1:$UP_PORT ssl http2 default_server;   # h2 only for clients that ask (the h2 scenario)
     ssl_certificate $pki/upstream/server.pem;
     ssl_certificate_key $pki/upstream/server.key;
     root $www;
@@ -228,6 +228,7 @@ proxy:
   listen: 127.0.0.1:$SP_PORT
   admin: 127.0.0.1:$SP_ADMIN
   limits: {max_connections: 30000, max_tunnels: 30000, max_connections_per_client: 30000, max_tunnels_per_client: 30000}
+  http2: true                        # the h2 scenario; clients without ALPN (the others) get HTTP/1.1
 ca: {cert: $pki/sallyport/ca.pem, key: $pki/sallyport/ca.key}
 audit: {path: $d/log/audit.jsonl}   # not beside the policy: the proxy watches the policy's folder
 upstream:
@@ -279,6 +280,7 @@ scenario_args() { # SCENARIO -> loadgen arguments
     hosts) echo "--url $base/small --connections 16 --new-connection --hosts h%04d.bench.test --host-count $HOSTS --requests $HOSTS --duration $((DURATION * 6))" ;;
     body1m) echo "--url $base/1m --connections 8 --warmup $WARMUP --duration $DURATION" ;;
     download) echo "--url $base/large --connections 1 --warmup $WARMUP --duration $DURATION" ;;
+    h2) echo "--url $base/small --connections 32 --h2-streams 8 --warmup $WARMUP --duration $DURATION" ;;
   esac
 }
 
@@ -322,6 +324,9 @@ for scenario in $SCENARIOS; do
   base_args=($(scenario_args "$scenario"))
   [ ${#base_args[@]} -gt 0 ] || die "BENCH_SCENARIOS: unknown scenario $scenario"
   for target in $TARGETS; do
+    if [ "$scenario" = h2 ] && [ "$target" != direct ] && [ "$target" != sallyport ]; then
+      continue    # HTTP/2 to the client: measured directly and through Sallyport only
+    fi
     args=("${base_args[@]}")
     if [ "$target" = direct ]; then
       args+=(--connect-to "127.0.0.1:$UP_PORT")

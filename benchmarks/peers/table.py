@@ -3,9 +3,9 @@
 with its ratio to the direct connection and to Sallyport."""
 import sys
 
-ORDER = ["keepalive", "handshake", "hosts", "body1m", "download"]
+ORDER = ["keepalive", "h2", "handshake", "hosts", "body1m", "download"]
 TITLES = {"keepalive": "small, keep-alive", "handshake": "new conn + TLS/req", "hosts": "1,000 new hosts",
-          "body1m": "1 MiB bodies", "download": "256 MiB download"}
+          "body1m": "1 MiB bodies", "download": "256 MiB download", "h2": "small, HTTP/2 x8"}
 
 
 def load(path):

@@ -132,7 +132,8 @@ public final class RunCommand implements Callable<Integer> {
                 });
             }
             // the VM backend always starts its own proxy on the sandbox network's gateway, audited where the policy says
-            case "nerdctl" -> run.backend(nerdctl());
+            case "nerdctl" -> run.proxy(new SandboxRun.ProxyMode.Own(Optional.empty())
+                    .withPlaceholderKeysIn(StateDirectory.resolve())).backend(nerdctl());
             default -> throw new UsageException("--backend: '" + backend + "' (expected: process or nerdctl)");
         }
         var cli = spec.commandLine();
@@ -149,8 +150,9 @@ public final class RunCommand implements Callable<Integer> {
                     : state.resolve("ca").resolve(CertificateAuthority.CERT_FILE));
             return new SandboxRun.ProxyMode.Running(address, ca, state);
         }
-        return auditFile != null ? new SandboxRun.ProxyMode.Own(Optional.of(auditFile))
+        SandboxRun.ProxyMode.Own own = auditFile != null ? new SandboxRun.ProxyMode.Own(Optional.of(auditFile))
                 : SandboxRun.ProxyMode.Own.auditUnder(StateDirectory.resolve());
+        return own.withPlaceholderKeysIn(StateDirectory.resolve());   // the same placeholders in every run
     }
 
     private SandboxRun.Backend.Nerdctl nerdctl() {

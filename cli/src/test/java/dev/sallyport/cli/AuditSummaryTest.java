@@ -2,8 +2,21 @@ package dev.sallyport.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sallyport.ca.CaExport;
+import dev.sallyport.ca.CertificateAuthority;
+import dev.sallyport.policy.HostPort;
+import dev.sallyport.policy.PolicyLoader;
+import dev.sallyport.proxy.ProxyOptions;
+import dev.sallyport.proxy.SallyportProxy;
+import dev.sallyport.proxy.inject.Placeholders;
+import dev.sallyport.testing.ExternalProcess;
+import dev.sallyport.testing.TestPki;
+import dev.sallyport.testing.TlsTestServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -27,7 +40,7 @@ class AuditSummaryTest {
         CliRun run = CliRun.of("audit", "summary", log.toString());
         assertThat(run.exit()).as(run.err()).isZero();
         assertThat(run.out())
-                .contains("6 records, 2026-11-30T00:00:00.000Z .. 2026-11-30T00:00:05.000Z")
+                .contains("6 records, 3 exchanges, 1 tunnel, 2026-11-30T00:00:00.000Z .. 2026-11-30T00:00:05.000Z")
                 .contains("     2  api.example.com:443")
                 .contains("     1  evil.example.net:443  (no_matching_rule)")
                 .contains("     1  api.example.com:443  (denied_by_rule)")
@@ -41,7 +54,7 @@ class AuditSummaryTest {
     void namesEachBadLineAndExits2() throws Exception {
         Path log = dir.resolve("audit.jsonl");
         Files.writeString(log, """
-                {"ts":"2026-11-30T00:00:00.000Z","event":"request","host":"a.example.com","port":443,"decision":"allow","rule":"r"}
+                {"ts":"2026-11-30T00:00:00.000Z","event":"request","host":"a.example.com","port":443,"status":200,"decision":"allow","rule":"r"}
                 not json
                 {"ts":"2026-11-30T00:00:01.000Z","event":"request"} trailing
                 """);
@@ -49,6 +62,68 @@ class AuditSummaryTest {
         assertThat(run.exit()).isEqualTo(2);
         assertThat(run.err()).contains(log + ":2: ").contains(log + ":3: ").hasLineCount(2);
         assertThat(run.out()).contains("     1  a.example.com:443");
+    }
+
+    /**
+     * Regression (issue 14 item 6): two requests showed as five "allowed exchanges" and four secret uses, because
+     * the summary counted lines, and the proxy writes up to two {@code request} lines per exchange (the decision it
+     * admits, then the outcome) besides the tunnel's {@code connect} and {@code tunnel_end}. Here the log is a real
+     * proxy's, for a known set of requests: two tunnels with two requests each carrying the secret, one of them
+     * denied by path, and a CONNECT no rule allows.
+     */
+    @Test
+    void countsTheExchangesAndSecretUsesOfARealProxysLog() throws Exception {
+        TestPki pki = TestPki.create();
+        TestPki.Issued leaf = pki.issue("127.0.0.1");
+        Path log = dir.resolve("audit.jsonl");
+        Path tokenFile = Files.writeString(dir.resolve("token"), "tok-audit-summary-0123456789\n");
+        String port;
+        try (TlsTestServer upstream = TlsTestServer.start(leaf.key(), leaf.chain(), "hi")) {
+            port = ":" + upstream.port();
+            String yaml = CliProcess.loopbackUpstreamPolicy(pki.rootPem(dir), upstream.port(), "local-api", """
+                        paths: ["/ok/**"]
+                    audit: {path: %s}
+                    secrets:
+                      - name: API_TOKEN
+                        from: file:%s
+                        hosts: [127.0.0.1]
+                        headers: [Authorization]
+                    """.formatted(log, tokenFile));
+            Path caPem = dir.resolve("ca.pem");
+            CertificateAuthority ca = CertificateAuthority.ephemeral("Audit Summary Test CA");
+            Files.write(caPem, CaExport.pem(ca, false));
+            try (SallyportProxy proxy = SallyportProxy.start(ProxyOptions.of(PolicyLoader.parse(yaml, "p.yaml"))
+                    .withCa(ca).withListen(new HostPort("127.0.0.1", 0)).withAdmin(new HostPort("127.0.0.1", 0))
+                    .withPlaceholders(Placeholders.ephemeral()))) {
+                String placeholder = proxy.secrets().placeholders().get("API_TOKEN");
+                String base = "https://127.0.0.1:" + upstream.port();
+                for (List<String> paths : List.of(List.of("/ok/1", "/ok/2"), List.of("/ok/3", "/denied"))) {
+                    List<String> curl = new ArrayList<>(List.of("curl", "-sS", "--max-time", "20", "-x",
+                            "127.0.0.1:" + proxy.address().getPort(), "--cacert", caPem.toString(), "--noproxy", "",
+                            "-H", "Authorization: Bearer " + placeholder));
+                    paths.forEach(p -> curl.add(base + p));
+                    ExternalProcess.Result r = ExternalProcess.run(Duration.ofSeconds(30), curl, null);
+                    assertThat(r.exit()).as(r.stderr()).isZero();
+                }
+                ExternalProcess.Result refused = ExternalProcess.run(Duration.ofSeconds(30), List.of("curl", "-sS",
+                        "--max-time", "20", "-x", "127.0.0.1:" + proxy.address().getPort(), "--noproxy", "",
+                        "https://127.0.0.1:1/"), null);
+                assertThat(refused.exit()).isNotZero();
+                proxy.flushAudit();
+            }
+        }
+        List<String> lines = Files.readAllLines(log);
+        assertThat(lines.size()).as("more lines than exchanges: what used to be counted").isGreaterThan(8);
+        CliRun run = CliRun.of("audit", "summary", log.toString());
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(run.out())
+                .contains(lines.size() + " records, 4 exchanges, 2 tunnels")
+                .containsPattern("hosts reached \\(allowed exchanges\\):\n +3  127\\.0\\.0\\.1" + port + "\n")
+                .containsPattern(" +1  127\\.0\\.0\\.1" + port + "  \\(path_not_allowed\\)")
+                .containsPattern(" +1  127\\.0\\.0\\.1:1  \\(")
+                .containsPattern("API_TOKEN +127\\.0\\.0\\.1" + port + " 3\n")
+                .containsPattern("local-api +allow 5\n")
+                .containsPattern("\\(none\\) +deny 2\n");
     }
 
     @Test

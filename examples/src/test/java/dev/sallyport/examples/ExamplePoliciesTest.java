@@ -9,10 +9,13 @@ import java.util.List;
 import java.util.stream.Stream;
 
 import dev.sallyport.policy.Policy;
+import dev.sallyport.policy.PolicyEngine;
 import dev.sallyport.policy.PolicyException;
 import dev.sallyport.policy.PolicyLoader;
+import dev.sallyport.policy.Verdict;
 
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** Every policy shipped under examples/ must load without a single problem, as 'sallyport policy check' would. */
@@ -41,5 +44,21 @@ class ExamplePoliciesTest {
             throw new AssertionError(file + " has problems:\n" + e.getMessage(), e);
         }
         assertThat(policy.rules()).as("rules of %s", file).isNotEmpty();
+    }
+
+    /** npm asks for scoped packages as {@code /@scope%2fname}: the registry rules must read them, and only read. */
+    @ParameterizedTest
+    @ValueSource(strings = {"agent/policy.yaml", "ci-runner/policy.yaml"})
+    void theRegistryRuleReadsNpmScopedPackagesAndNothingElse(String example) throws PolicyException {
+        Path file = Path.of(System.getProperty("user.dir")).resolve(example);
+        PolicyEngine engine = PolicyEngine.compile(PolicyLoader.load(file));
+        for (String path : List.of("/@types%2fnode", "/@babel%2Fcore", "/@types/node/-/node-20.0.0.tgz")) {
+            assertThat(engine.onRequest("registry.example.com", 443, "GET", path, null).verdict()).as(path)
+                    .isEqualTo(Verdict.ALLOW);
+        }
+        assertThat(engine.onRequest("registry.example.com", 443, "PUT", "/@types%2fnode", null).verdict())
+                .isEqualTo(Verdict.DENY);
+        assertThat(engine.onRequest("registry.example.com", 443, "GET", "/@types%2f..%2f..%2fx", null).verdict())
+                .isEqualTo(Verdict.DENY);
     }
 }

@@ -20,6 +20,12 @@ public record Decision(Verdict verdict, String rule, int ruleLine, String reason
         Objects.requireNonNull(tls, "tls");
     }
 
+    /** This decision recorded with {@code path} (itself when it already is). */
+    public Decision withPath(String path) {
+        return Objects.equals(path, normalizedPath) ? this
+                : new Decision(verdict, rule, ruleLine, reason, tls, path);
+    }
+
     /** True for ALLOW and WOULD_DENY: the traffic goes through. */
     public boolean permitsTraffic() {
         return verdict != Verdict.DENY;

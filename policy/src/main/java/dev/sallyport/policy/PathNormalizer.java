@@ -32,6 +32,12 @@ import java.util.Set;
  *       segments that some servers read as dot segments. A trailing slash is kept.</li>
  * </ol>
  * Case is kept: paths are case-sensitive.
+ *
+ * <p>{@link #slashReadings} reads a path that holds an escaped slash for the rules that allow one
+ * ({@code allow_encoded_slash}): every step above, with {@code %2F} kept as an escape inside its segment, gives the
+ * readings as sent; the same readings with {@code %2F} as a separator are what such a rule decides on. Refused there
+ * too: an escaped slash that makes an empty segment, a dot segment or a {@code .;} segment once it separates
+ * ({@code /public/..%2Fprivate}, {@code /public%2F../secret}, {@code /a%2F%2Fb}, {@code /%2Fa}).
  */
 public final class PathNormalizer {
 
@@ -41,6 +47,9 @@ public final class PathNormalizer {
      * characters inside a segment.
      */
     private static final BitSet SECOND_DECODING_REFUSED = refusedSecond();
+
+    /** An escaped slash in canonical text: the only way {@code %2F} appears there (a literal {@code %} is {@code %25}). */
+    private static final String ENCODED_SLASH = "%2F";
 
     private PathNormalizer() {}
 
@@ -62,7 +71,11 @@ public final class PathNormalizer {
         String raw = pathOf(rawPathAndQuery);
         boolean normal = isAlreadyNormal(raw);
         String canonical = normal ? raw : decoded(raw);
-        String first = normal ? raw : resolveSegments(canonical);
+        return readingsOf(canonical, normal ? raw : resolveSegments(canonical));
+    }
+
+    /** The readings of a path already decoded into its canonical escapes, {@code first} its normal form. */
+    private static List<String> readingsOf(String canonical, String first) {
         int stop = firstEscapedStop(canonical);
         boolean parameters = canonical.indexOf(';') >= 0;
         if (stop < 0 && !parameters) {
@@ -81,6 +94,57 @@ public final class PathNormalizer {
         return List.copyOf(out);
     }
 
+    /**
+     * The readings of a path with an escaped slash: {@code kept} as a backend that keeps {@code %2F} inside its
+     * segment reads them ({@link #readings}, {@code %2F} left escaped), {@code decoded} the same readings, in the
+     * same order, with {@code %2F} as a separator. Throws IllegalArgumentException as {@link #readings} does, and
+     * when a decoded escape makes an empty segment or a dot segment.
+     */
+    public static SlashReadings slashReadings(String rawPathAndQuery) {
+        String raw = pathOf(rawPathAndQuery);
+        String canonical = canonicalEscapes(raw, true);
+        refuseBackendDecodings(canonical);
+        List<String> kept = readingsOf(canonical, resolveSegments(canonical));
+        List<String> decoded = new ArrayList<>(kept.size());
+        for (String reading : kept) {
+            String asSeparators = reading.replace(ENCODED_SLASH, "/");
+            String resolved;
+            try {
+                resolved = resolveSegments(asSeparators);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("encoded slash %2F makes " + e.getMessage(), e);
+            }
+            if (!resolved.equals(asSeparators)) {
+                throw new IllegalArgumentException("encoded slash %2F makes an empty or dot segment");
+            }
+            decoded.add(asSeparators);
+        }
+        return new SlashReadings(kept, decoded);
+    }
+
+    /** True when the path of {@code rawPathAndQuery} (before any query) spells an escaped slash, in either case. */
+    public static boolean hasEncodedSlash(String rawPathAndQuery) {
+        int end = rawPathAndQuery.indexOf('?');
+        int stop = end < 0 ? rawPathAndQuery.length() : end;
+        for (int i = rawPathAndQuery.indexOf('%'); i >= 0 && i + 2 < stop; i = rawPathAndQuery.indexOf('%', i + 1)) {
+            if (rawPathAndQuery.charAt(i + 1) == '2' && (rawPathAndQuery.charAt(i + 2) | 0x20) == 'f') {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The readings of a path with an escaped slash ({@link #slashReadings}): {@code kept[i]} and {@code decoded[i]}
+     * are one reading, with {@code %2F} inside its segment and as a separator; the first of each is the normal one.
+     */
+    public record SlashReadings(List<String> kept, List<String> decoded) {
+        public SlashReadings {
+            kept = List.copyOf(kept);
+            decoded = List.copyOf(decoded);
+        }
+    }
+
     private static String pathOf(String rawPathAndQuery) {
         if (rawPathAndQuery == null || rawPathAndQuery.isEmpty()) {
             throw new IllegalArgumentException("empty path");
@@ -95,7 +159,7 @@ public final class PathNormalizer {
 
     /** The path decoded once into its canonical escapes, refused when another decoder would read more. */
     private static String decoded(String raw) {
-        String canonical = canonicalEscapes(raw);
+        String canonical = canonicalEscapes(raw, false);
         refuseBackendDecodings(canonical);
         return canonical;
     }
@@ -144,7 +208,8 @@ public final class PathNormalizer {
         return true;
     }
 
-    private static String canonicalEscapes(String raw) {
+    /** {@code keepSlash}: an escaped slash stays {@code %2F} (for {@link #slashReadings}) instead of being refused. */
+    private static String canonicalEscapes(String raw, boolean keepSlash) {
         StringBuilder sb = new StringBuilder(raw.length());
         for (int i = 0; i < raw.length(); i++) {
             char c = raw.charAt(i);
@@ -153,7 +218,11 @@ public final class PathNormalizer {
                 if (b < 0) {
                     throw new IllegalArgumentException("invalid percent-escape at offset " + i);
                 }
-                appendDecoded(sb, b);
+                if (keepSlash && b == '/') {
+                    sb.append(ENCODED_SLASH);
+                } else {
+                    appendDecoded(sb, b);
+                }
                 i += 2;
             } else if (c == '\\') {
                 throw new IllegalArgumentException("backslash in path");

@@ -32,6 +32,7 @@ public final class PolicyEngine {
     private final PrivateException[] allowPrivate;
     private final Cidr[] ownAddresses;
     private final int[] ownPorts;
+    private final boolean encodedSlashRules;
 
     private PolicyEngine(Policy policy) {
         this.policy = policy;
@@ -44,6 +45,7 @@ public final class PolicyEngine {
                 .filter(hp -> HostNames.isIpLiteral(hp.host())).toList();
         this.ownAddresses = own.stream().map(hp -> Cidr.parse(hp.host())).toArray(Cidr[]::new);
         this.ownPorts = own.stream().mapToInt(HostPort::port).toArray();
+        this.encodedSlashRules = policy.rules().stream().anyMatch(Rule::allowEncodedSlash);
     }
 
     public static PolicyEngine compile(Policy policy) {
@@ -63,7 +65,7 @@ public final class PolicyEngine {
      * @param client nullable: the client identity
      */
     public Decision onConnect(String host, int port, String client) {
-        return decide(host, port, null, null, client, true);
+        return decide(host, port, null, null, client, true).decision();
     }
 
     /**
@@ -74,6 +76,14 @@ public final class PolicyEngine {
      * that backends may read in more than one way ({@link PathNormalizer#readings}: {@code ;parameters}, an
      * escaped {@code ?} or {@code #}) is allowed only when every reading is; otherwise the first reading's
      * refusal decides, recorded with the normal path.
+     *
+     * <p>An escaped slash ({@code %2F}) is {@code invalid_path} unless the rule that decides has
+     * {@code allow_encoded_slash}: then the rules decide on the path with {@code %2F} as a separator (so
+     * {@code /@scope%2Fname} matches {@code /@scope/*}), every reading of it as above, an escape that makes an empty
+     * or dot segment once decoded is {@code invalid_path} ({@code /public/..%2Fprivate}), an allow rule without the
+     * option that would decide is {@code invalid_path}, and a deny rule before the allowing one also denies when it
+     * matches the path as sent ({@code %2F} inside its segment, as a backend that does not split there reads it).
+     * Recorded with the path as sent, normalized.
      *
      * @param client nullable: the client identity
      */
@@ -86,14 +96,52 @@ public final class PolicyEngine {
         try {
             readings = PathNormalizer.readings(rawPathAndQuery);
         } catch (IllegalArgumentException e) {
-            return hard(Reasons.INVALID_PATH, null);
+            return encodedSlashRules && PathNormalizer.hasEncodedSlash(rawPathAndQuery)
+                    ? withEncodedSlash(host, port, method, rawPathAndQuery, client) : hard(Reasons.INVALID_PATH, null);
         }
         String path = readings.getFirst();
-        Decision d = decide(host, port, method, path, client, false);
+        Decision d = decide(host, port, method, path, client, false).decision();
         for (int i = 1; i < readings.size() && d.verdict() == Verdict.ALLOW; i++) {
-            Decision other = decide(host, port, method, readings.get(i), client, false);
+            Decision other = decide(host, port, method, readings.get(i), client, false).decision();
             if (other.verdict() != Verdict.ALLOW) {
-                d = new Decision(other.verdict(), other.rule(), other.ruleLine(), other.reason(), other.tls(), path);
+                d = other.withPath(path);
+            }
+        }
+        return d;
+    }
+
+    /** {@link #onRequest} for a path with an escaped slash, in a policy where some rule may allow one. */
+    private Decision withEncodedSlash(String host, int port, String method, String rawPathAndQuery, String client) {
+        PathNormalizer.SlashReadings readings;
+        try {
+            readings = PathNormalizer.slashReadings(rawPathAndQuery);
+        } catch (IllegalArgumentException e) {
+            return hard(Reasons.INVALID_PATH, null);
+        }
+        String sent = readings.kept().getFirst();
+        Decision d = null;
+        int allowing = -1;      // the highest index of a rule that allowed a decoded reading
+        for (String reading : readings.decoded()) {
+            Outcome o = decide(host, port, method, reading, client, false);
+            if (o.decision().verdict() != Verdict.ALLOW) {
+                if (d == null || d.verdict() == Verdict.ALLOW) {
+                    d = o.decision().withPath(sent);
+                }
+                continue;
+            }
+            if (o.rule() == null || !o.rule().encodedSlash) {
+                return hard(Reasons.INVALID_PATH, sent);
+            }
+            allowing = Math.max(allowing, o.rule().index);
+            d = d == null ? o.decision().withPath(sent) : d;
+        }
+        if (d.verdict() != Verdict.ALLOW) {
+            return d;
+        }
+        for (String asSent : readings.kept()) {
+            CompiledRule r = decide(host, port, method, asSent, client, false).rule();
+            if (r != null && r.deny && r.index < allowing) {
+                return soft(Reasons.DENIED, r.rule, sent);
             }
         }
         return d;
@@ -161,15 +209,18 @@ public final class PolicyEngine {
         return DefaultDeny.MAPPED.contains(address) && cidr.contains(DefaultDeny.embeddedIpv4(address).getFirst());
     }
 
-    private Decision decide(String rawHost, int port, String method, String path, String client, boolean connect) {
+    /** A decision and the rule that made it (null when no rule did). */
+    private record Outcome(Decision decision, CompiledRule rule) {}
+
+    private Outcome decide(String rawHost, int port, String method, String path, String client, boolean connect) {
         if (port < 1 || port > 65535) {
-            return hard(Reasons.INVALID_PORT, path);
+            return new Outcome(hard(Reasons.INVALID_PORT, path), null);
         }
         String host;
         try {
             host = HostNames.normalize(rawHost);
         } catch (IllegalArgumentException e) {
-            return hard(Reasons.INVALID_HOST, path);
+            return new Outcome(hard(Reasons.INVALID_HOST, path), null);
         }
         IpAddress ip = HostNames.isIpLiteral(host) ? IpAddress.parseStrict(host).orElse(null) : null;
         Search s = new Search(port, method, path, client, connect);
@@ -186,17 +237,17 @@ public final class PolicyEngine {
             s.scan(index.withCidrs(), ip);
         }
         if (s.best == Integer.MAX_VALUE) {
-            return soft(s.missReason(), null, path);
+            return new Outcome(soft(s.missReason(), null, path), null);
         }
         CompiledRule r = index.rule(s.best);
         if (r.deny) {
-            return soft(Reasons.DENIED, r.rule, path);
+            return new Outcome(soft(Reasons.DENIED, r.rule, path), r);
         }
         TlsMode tls = r.rule.tls();
         if (connect && tls == TlsMode.PASSTHROUGH && s.skippedDeny < s.best) {
             tls = TlsMode.INTERCEPT;
         }
-        return new Decision(Verdict.ALLOW, r.rule.name(), r.rule.line(), Reasons.ALLOWED, tls, path);
+        return new Outcome(new Decision(Verdict.ALLOW, r.rule.name(), r.rule.line(), Reasons.ALLOWED, tls, path), r);
     }
 
     private Decision soft(String reason, Rule rule, String path) {

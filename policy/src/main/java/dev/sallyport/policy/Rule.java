@@ -13,10 +13,13 @@ import java.util.Set;
  * @param clients client identities the rule is for (empty: any). A policy file cannot set them yet (the loader
  *                refuses {@code clients:}: the proxy does not tell clients apart until per-sandbox identities
  *                exist); only rules built in code carry them.
+ * @param allowEncodedSlash when true ({@code allow_encoded_slash: true}), a request path with an escaped slash
+ *                {@code %2F} (npm's {@code /@scope%2Fname}) may be allowed by this rule, decided on its decoded form;
+ *                otherwise such a path is {@code invalid_path} (see {@link PolicyEngine#onRequest})
  */
 public record Rule(String name, int line, Action action, List<HostPattern> hosts, List<Cidr> cidrs,
                    Set<Integer> ports, Set<String> methods, List<PathPattern> paths, TlsMode tls,
-                   Set<String> clients) {
+                   Set<String> clients, boolean allowEncodedSlash) {
 
     /** The ports a rule has when it names none. */
     public static final Set<Integer> DEFAULT_PORTS = Set.of(443);
@@ -51,10 +54,16 @@ public record Rule(String name, int line, Action action, List<HostPattern> hosts
                         + "' (expected: an uppercase token such as GET)");
             }
         }
-        if (tls == TlsMode.PASSTHROUGH && (!methods.isEmpty() || !paths.isEmpty())) {
-            throw new IllegalArgumentException("rule '" + name + "': tls passthrough with methods or paths"
-                    + " (expected: intercept, since a passthrough tunnel cannot see requests)");
+        if (tls == TlsMode.PASSTHROUGH && (!methods.isEmpty() || !paths.isEmpty() || allowEncodedSlash)) {
+            throw new IllegalArgumentException("rule '" + name + "': tls passthrough with methods, paths or"
+                    + " allow_encoded_slash (expected: intercept, since a passthrough tunnel cannot see requests)");
         }
+    }
+
+    /** A rule that refuses escaped slashes in paths (the default). */
+    public Rule(String name, int line, Action action, List<HostPattern> hosts, List<Cidr> cidrs, Set<Integer> ports,
+                Set<String> methods, List<PathPattern> paths, TlsMode tls, Set<String> clients) {
+        this(name, line, action, hosts, cidrs, ports, methods, paths, tls, clients, false);
     }
 
     /** True when requests must be seen to decide (methods or paths are restricted). */

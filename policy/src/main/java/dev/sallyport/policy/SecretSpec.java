@@ -13,13 +13,41 @@ import java.util.Objects;
  * @param lazy           when true, the value is read on first use instead of at start
  * @param allowCleartext when true, the value is also injected into requests that go upstream in cleartext
  *                       (plain {@code http://}); when false (the default) such a request is refused
+ * @param elsewhere      what a request to the secret's own hosts that carries the placeholder anywhere but a listed
+ *                       header (the body, the URL, another header, an encoded form) gets: the placeholder
+ *                       forwarded unchanged (the default) or the request refused; toward any other host it is
+ *                       always refused
  */
 public record SecretSpec(String name, int line, SecretSource from, List<HostPattern> hosts, List<String> headers,
-                         String placeholder, boolean require, boolean lazy, boolean allowCleartext) {
+                         String placeholder, boolean require, boolean lazy, boolean allowCleartext,
+                         Elsewhere elsewhere) {
+
+    /**
+     * {@code elsewhere_on_own_hosts}: a placeholder on the secret's own hosts outside its listed headers, where it is
+     * never swapped (so it is harmless text there: an agent resending a conversation that quotes it).
+     */
+    public enum Elsewhere {
+        /** Sent on unchanged, still the placeholder, and audited ({@code placeholders_forwarded}). */
+        FORWARD,
+        /** The request is refused, {@code secret_wrong_place}. */
+        REFUSE;
+
+        /** What the policy file says. */
+        public String yaml() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    /** A secret whose placeholder is forwarded unchanged outside its listed headers on its own hosts (the default). */
+    public SecretSpec(String name, int line, SecretSource from, List<HostPattern> hosts, List<String> headers,
+                      String placeholder, boolean require, boolean lazy, boolean allowCleartext) {
+        this(name, line, from, hosts, headers, placeholder, require, lazy, allowCleartext, Elsewhere.FORWARD);
+    }
 
     public SecretSpec {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(from, "from");
+        Objects.requireNonNull(elsewhere, "elsewhere");
         if (!isEnvName(name)) {
             throw new IllegalArgumentException("name: '" + name
                     + "' (expected: an environment variable name, [A-Za-z_][A-Za-z0-9_]*)");
@@ -44,12 +72,17 @@ public record SecretSpec(String name, int line, SecretSource from, List<HostPatt
         }
     }
 
+    /** This secret with {@code fixed} as its placeholder. */
+    public SecretSpec withPlaceholder(String fixed) {
+        return new SecretSpec(name, line, from, hosts, headers, fixed, require, lazy, allowCleartext, elsewhere);
+    }
+
     /** Never shows the placeholder's neighbours or any value; names only. */
     @Override
     public String toString() {
         return "SecretSpec[name=" + name + ", line=" + line + ", from=" + from + ", hosts=" + hosts
                 + ", headers=" + headers + ", require=" + require + ", lazy=" + lazy + ", allowCleartext="
-                + allowCleartext + "]";
+                + allowCleartext + ", elsewhere=" + elsewhere.yaml() + "]";
     }
 
     static boolean isEnvName(String s) {

@@ -182,6 +182,9 @@ class PolicyLoaderTest {
         "secrets: [{name: X, from: env:X, hosts: [a.example], headers: [A], placeholder: short}]|1:81 secrets[0].placeholder|not a usable placeholder",
         "secrets: [{name: X, from: env:X, hosts: [a.example], headers: [A], allow_cleartext: yes}]|1:85 secrets[0].allow_cleartext|is 'yes'",
         "secrets: [{name: X, from: env:X, hosts: [a.example], headers: [A], allow_clear_text: true}]|1:68 secrets[0].allow_clear_text|unknown key 'allow_clear_text'",
+        "rules: [{name: x, hosts: [a.example], allow_encoded_slash: yes}]|1:60 rules[0].allow_encoded_slash|is 'yes'",
+        "rules: [{name: x, hosts: [a.example], tls: passthrough, allow_encoded_slash: true}]|1:44 rules[0].tls|allow_encoded_slash",
+        "secrets: [{name: X, from: env:X, hosts: [a.example], headers: [A], elsewhere_on_own_hosts: sometimes}]|1:92 secrets[0].elsewhere_on_own_hosts|'sometimes' is not a choice here",
     })
     void singleMistakes(String yaml, String where, String message) {
         PolicyException e = problems(yaml);
@@ -285,6 +288,7 @@ class PolicyLoaderTest {
                 network: {deny: [default, "192.31.196.0/24"]}
                 rules:
                   - {name: r, hosts: [a.example], ports: [443, 8443]}
+                  - {name: npm, hosts: [registry.example.com], allow_encoded_slash: true}
                 secrets:
                   - name: API_KEY
                     from: file:keys/api
@@ -294,6 +298,8 @@ class PolicyLoaderTest {
                     require: true
                     lazy: true
                     allow_cleartext: true
+                    elsewhere_on_own_hosts: refuse
+                  - {name: OTHER, from: env:OTHER, hosts: [b.example], headers: [Authorization]}
                 """);
         Policy p = PolicyLoader.load(file);
         assertThat(p.proxy().listen()).isEqualTo(new HostPort("::1", 0));
@@ -308,12 +314,16 @@ class PolicyLoaderTest {
         assertThat(p.upstream().trustFiles()).containsExactly(dir.toAbsolutePath().resolve("corp.pem"));
         assertThat(p.network().deny()).hasSize(DefaultDeny.NETWORKS.size() + 1);
         assertThat(p.rules().getFirst().ports()).isEqualTo(Set.of(443, 8443));
+        assertThat(p.rules().getFirst().allowEncodedSlash()).as("default").isFalse();
+        assertThat(p.rules().get(1).allowEncodedSlash()).isTrue();
         SecretSpec s = p.secrets().getFirst();
         assertThat(s.from()).isEqualTo(new SecretSource.File(dir.toAbsolutePath().resolve("keys/api")));
         assertThat(s.placeholder()).isEqualTo("SALLYPORT_PLACEHOLDER_API_KEY");
         assertThat(s.require()).isTrue();
         assertThat(s.lazy()).isTrue();
         assertThat(s.allowCleartext()).isTrue();
+        assertThat(s.elsewhere()).isEqualTo(SecretSpec.Elsewhere.REFUSE);
+        assertThat(p.secrets().get(1).elsewhere()).as("default").isEqualTo(SecretSpec.Elsewhere.FORWARD);
         assertThat(s.toString()).doesNotContain("SALLYPORT_PLACEHOLDER_API_KEY");
     }
 

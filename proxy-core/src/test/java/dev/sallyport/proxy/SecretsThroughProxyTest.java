@@ -68,14 +68,15 @@ class SecretsThroughProxyTest {
         upstream = ReflectingUpstream.start(cert.key(), cert.chain());
         plain = EchoUpstream.http();
         real = Map.of("GIT_TOKEN", "ghp_" + random(), "NPM_TOKEN", "npm_" + random(), "API_KEY", "sk-" + random(),
-                "STRICT_KEY", "st-" + random(), "PLAIN_KEY", "pk-" + random());
+                "STRICT_KEY", "st-" + random(), "PLAIN_KEY", "pk-" + random(), "PLACE_KEY", "pl-" + random());
         int p = upstream.port();
         String secrets = "secrets:\n"
                 + secret("GIT_TOKEN", "api.test", "Authorization", false)
                 + secret("API_KEY", "api.test", "X-Api-Key", false)
                 + secret("NPM_TOKEN", "registry.test", "Authorization", false)
                 + secret("STRICT_KEY", "strict.test", "X-Strict-Key", true)
-                + secret("PLAIN_KEY", "plain.test", "X-Api-Key", false) + "    allow_cleartext: true\n";
+                + secret("PLAIN_KEY", "plain.test", "X-Api-Key", false) + "    allow_cleartext: true\n"
+                + secret("PLACE_KEY", "api.test", "X-Place-Key", false) + "    elsewhere_on_own_hosts: refuse\n";
         String rules = "  - name: tls\n    hosts: [api.test, registry.test, other.test, strict.test]\n    ports: [" + p
                 + "]\n  - name: plain\n    hosts: [plain.test, plain-other.test]\n    ports: [" + plain.port() + "]\n";
         String allowPrivate = "api.test:" + p + ", registry.test:" + p + ", other.test:" + p + ", strict.test:" + p
@@ -111,6 +112,7 @@ class SecretsThroughProxyTest {
         String logs = captured.toString(StandardCharsets.UTF_8);
         assertThat(logs).as("the proxy's log output was captured").contains("proxy listening");
         assertThat(audit).contains("\"reason\":\"secret_wrong_host\"", "\"reason\":\"secret_wrong_place\"",
+                "\"reason\":\"secret_unknown_placeholder\"", "\"placeholders_forwarded\":[\"API_KEY\"]",
                 "\"reason\":\"secret_required\"", "\"reason\":\"host_mismatch\"",
                 "\"reason\":\"response_decode_failed\"", "\"secrets\":[\"GIT_TOKEN\"]",
                 "\"secrets\":[\"API_KEY\"]", "\"secrets\":[\"NPM_TOKEN\"]");
@@ -178,15 +180,50 @@ class SecretsThroughProxyTest {
     }
 
     @Test
-    void placeholderInAnUnlistedHeaderTheUrlOrTheBodyIsRefused() {
-        assertRefused(curl("-H", "X-Other: " + ph.get("API_KEY"), url("api.test", "/unlisted")),
-                "secret_wrong_place", "API_KEY", "/unlisted");
-        assertRefused(curl(url("api.test", "/in-url?key=" + ph.get("API_KEY"))), "secret_wrong_place", "API_KEY",
-                "/in-url");
-        assertRefused(curl("--data-binary", "token=" + ph.get("API_KEY"), url("api.test", "/in-body")),
-                "secret_wrong_place", "API_KEY", "/in-body");
-        assertThat(String.join("\n", upstream.requests())).doesNotContain(ph.get("API_KEY"))
-                .doesNotContain("/in-url").doesNotContain("/unlisted");
+    void placeholderInAnUnlistedHeaderTheUrlOrTheBodyOfItsOwnHostGoesOnUnchangedAndIsAudited() {
+        String p = ph.get("API_KEY");
+        assertThat(curl("-H", "X-Other: " + p, url("api.test", "/unlisted"))).contains("HTTP/1.1 200");
+        assertThat(upstreamHead("/unlisted")).contains("X-Other: " + p).doesNotContain("X-Api-Key");
+        assertThat(curl(url("api.test", "/in-url?key=" + p))).contains("HTTP/1.1 200");
+        assertThat(upstreamHead("/in-url?key=" + p)).isNotNull();
+        String body = curl("--data-binary", "token=" + p, url("api.test", "/in-body"));
+        assertThat(body).contains("HTTP/1.1 200").endsWith("token=" + p);
+        for (String path : List.of("/unlisted", "/in-url", "/in-body")) {
+            AuditFields f = events.await("exchange", e -> path.equals(e.path()));
+            assertThat(f.decision()).as(path).isEqualTo("allow");
+            assertThat(f.placeholdersForwarded()).as(path).containsExactly("API_KEY");
+            assertThat(f.secrets()).as(path + ": nothing injected").isNull();
+        }
+        // toward another host the same places are refused
+        assertRefused(curl("--data-binary", "token=" + p, url("other.test", "/other-body")), "secret_wrong_host",
+                "API_KEY", "/other-body");
+    }
+
+    @Test
+    void aSecretThatSaysRefuseRefusesItsPlaceholderOutsideItsHeaders() {
+        String p = ph.get("PLACE_KEY");
+        assertRefused(curl("-H", "X-Other: " + p, url("api.test", "/strict-unlisted")), "secret_wrong_place",
+                "PLACE_KEY", "/strict-unlisted");
+        assertRefused(curl(url("api.test", "/strict-in-url?key=" + p)), "secret_wrong_place", "PLACE_KEY",
+                "/strict-in-url");
+        assertRefused(curl("--data-binary", "token=" + p, url("api.test", "/strict-in-body")), "secret_wrong_place",
+                "PLACE_KEY", "/strict-in-body");
+        assertThat(String.join("\n", upstream.requests())).doesNotContain(p).doesNotContain("/strict-in-url")
+                .doesNotContain("/strict-unlisted");
+    }
+
+    @Test
+    void aStalePlaceholderIsRefusedWithItsOwnReasonInsteadOfGoingUpstreamAsABareToken() {
+        String stale = Placeholders.ephemeral().derive("API_KEY");
+        int before = upstream.requests().size();
+        String out = curl("-H", "X-Api-Key: " + stale, url("api.test", "/stale"));
+        assertThat(out).contains("HTTP/1.1 403").contains("X-Sallyport-Reason: secret_unknown_placeholder");
+        assertThat(upstream.requests()).hasSize(before);
+        AuditFields f = refusal("/stale", "secret_unknown_placeholder");
+        assertThat(f.secrets()).isNull();
+        proxy.flushAudit();
+        assertThat(proxy.metrics().scrape())
+                .contains("sallyport_secret_refusals_total{reason=\"secret_unknown_placeholder\",secret=\"none\"}");
     }
 
     @Test

@@ -33,7 +33,13 @@ class WebSocketGuardTest {
 
     /** An upstream that collects every payload byte the client's frames carry until the connection closes. */
     static WebSocketRig rig(String boundTo, CompletableFuture<byte[]> received) throws Exception {
-        return WebSocketRig.start("secrets:\n" + WebSocketRig.secret("TOKEN", VALUE, boundTo, PLACEHOLDER), c -> {
+        return rig(boundTo, "forward", received);
+    }
+
+    /** {@code elsewhere}: the secret's {@code elsewhere_on_own_hosts}. */
+    static WebSocketRig rig(String boundTo, String elsewhere, CompletableFuture<byte[]> received) throws Exception {
+        return WebSocketRig.start("secrets:\n" + WebSocketRig.secret("TOKEN", VALUE, boundTo, PLACEHOLDER)
+                + "    elsewhere_on_own_hosts: " + elsewhere + "\n", c -> {
             c.writeAtOnce(WsFrames.switching(c, ""));
             ByteArrayOutputStream payloads = new ByteArrayOutputStream();
             try {
@@ -119,8 +125,9 @@ class WebSocketGuardTest {
     @ValueSource(strings = {"elsewhere.test", WebSocketRig.HOST})
     void aPlaceholderInFragmentedMaskedFramesClosesTheWebSocketAndIsAudited(String boundTo) throws Exception {
         CompletableFuture<byte[]> received = new CompletableFuture<>();
+        // toward its own host only a secret that says elsewhere_on_own_hosts: refuse refuses it
         String reason = boundTo.equals(WebSocketRig.HOST) ? "secret_wrong_place" : "secret_wrong_host";
-        try (WebSocketRig rig = rig(boundTo, received); SSLSocket s = rig.tunnel()) {
+        try (WebSocketRig rig = rig(boundTo, "refuse", received); SSLSocket s = rig.tunnel()) {
             assertThat(WebSocketTestSupport.upgrade(s, rig)).startsWith("HTTP/1.1 101");
             sendFragmented(s.getOutputStream(), "hello");
             assertThat(WsFrames.read(s.getInputStream()).text()).as("a message without it passes").isEqualTo("ok");
@@ -140,6 +147,25 @@ class WebSocketGuardTest {
             AuditFields end = rig.proxy.events.await("websocket_end", f -> true);
             assertThat(end.reason()).isEqualTo(reason);
             assertThat(end.secrets()).containsExactly("TOKEN");
+        }
+    }
+
+    @Test
+    void aPlaceholderInAMessageToItsOwnHostGoesOnUnchangedAndTheEndRecordNamesIt() throws Exception {
+        CompletableFuture<byte[]> received = new CompletableFuture<>();
+        try (WebSocketRig rig = rig(WebSocketRig.HOST, received)) {
+            try (SSLSocket s = rig.tunnel()) {
+                assertThat(WebSocketTestSupport.upgrade(s, rig)).startsWith("HTTP/1.1 101");
+                sendFragmented(s.getOutputStream(), "{\"note\":\"my token is " + PLACEHOLDER + " thanks\"}");
+                sendFragmented(s.getOutputStream(), "hello");   // answered only once the message before it went on
+                assertThat(WsFrames.read(s.getInputStream()).text()).isEqualTo("ok");
+            }
+            String upstreamGot = new String(received.get(10, TimeUnit.SECONDS), StandardCharsets.UTF_8);
+            assertThat(upstreamGot).as("the placeholder as sent (the ping's payload between), never the value")
+                    .contains("my token is " + PLACEHOLDER + " thanks").doesNotContain(VALUE);
+            AuditFields end = rig.proxy.events.await("websocket_end", f -> true);
+            assertThat(end.decision()).isEqualTo("allow");
+            assertThat(end.placeholdersForwarded()).containsExactly("TOKEN");
         }
     }
 

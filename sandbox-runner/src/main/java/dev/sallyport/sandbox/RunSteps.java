@@ -5,6 +5,7 @@ import dev.sallyport.ca.CertificateAuthority;
 import dev.sallyport.policy.AuditSettings;
 import dev.sallyport.policy.HostPort;
 import dev.sallyport.policy.Policy;
+import dev.sallyport.policy.SecretSpec;
 import dev.sallyport.proxy.ProxyOptions;
 import dev.sallyport.proxy.SallyportProxy;
 import dev.sallyport.proxy.inject.Placeholders;
@@ -13,12 +14,13 @@ import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
- * The steps of one {@link SandboxRun}, in order: the placeholders (from the run's own key, or the state directory's
- * for a running proxy), the run's own proxy and its CA when it has one, then the backend. Every resource is closed
- * on the way out, also when a step fails.
+ * The steps of one {@link SandboxRun}, in order: the placeholders (from a state directory's key, or the run's own),
+ * the run's own proxy and its CA when it has one, then the backend. Every resource is closed on the way out, also
+ * when a step fails.
  */
 final class RunSteps {
     private static final String CA_NAME = "Sallyport run CA";
@@ -51,11 +53,12 @@ final class RunSteps {
     }
 
     private int withOwnProxy(SandboxRun.ProxyMode.Own own, SandboxRun.Backend backend) throws Exception {
-        Placeholders keys = Placeholders.ephemeral();
+        Placeholders keys = own.placeholderKeys().map(Placeholders::deferred).orElseGet(Placeholders::ephemeral);
         CertificateAuthority ca = CertificateAuthority.ephemeral(CA_NAME);
         byte[] caPem = CaExport.pem(ca.certificate(), false);
-        Policy policy = own.audit().map(audit -> withAudit(run.policy(), audit)).orElse(run.policy());
-        Map<String, String> placeholders = chosen(keys.all(run.policy()));
+        Policy given = onlyChosenUsable(run.policy());
+        Policy policy = own.audit().map(audit -> withAudit(given, audit)).orElse(given);
+        Map<String, String> placeholders = chosen(keys.all(given));
         return switch (backend) {
             case SandboxRun.Backend.Process process -> {
                 try (SallyportProxy proxy = startProxy(policy, ca, keys, ANY_LOOPBACK_PORT)) {
@@ -96,6 +99,23 @@ final class RunSteps {
         Map<String, String> chosen = new LinkedHashMap<>();
         run.secrets().forEach(name -> chosen.put(name, all.get(name)));
         return chosen;
+    }
+
+    /**
+     * The policy with a placeholder of this run only (random, never shown) for each secret the run does not give the
+     * command: the proxy still holds it (a {@code require: true} secret keeps refusing requests without it, and its
+     * value is scrubbed), but a placeholder an earlier run gave out for it does not work in this one.
+     */
+    private Policy onlyChosenUsable(Policy p) {
+        if (run.secrets().isEmpty()) {
+            return p;
+        }
+        Placeholders runOnly = Placeholders.ephemeral();
+        List<SecretSpec> secrets = p.secrets().stream()
+                .map(s -> run.secrets().contains(s.name()) ? s : s.withPlaceholder(runOnly.derive(s.name())))
+                .toList();
+        return new Policy(p.proxy(), p.ca(), p.audit(), p.mode(), p.upstream(), p.network(), p.rules(), secrets,
+                p.source());
     }
 
     private static Policy withAudit(Policy p, Path audit) {

@@ -79,15 +79,31 @@ public record SandboxRun(List<String> command, Path workdir, Policy policy, List
     public sealed interface ProxyMode {
 
         /**
-         * A proxy started in this JVM for the run and stopped after it: a fresh CA whose key never touches disk,
-         * placeholders from a key that lives only in this JVM; the process sandbox's on {@code 127.0.0.1}, the VM
-         * backend's on its network's gateway.
+         * A proxy started in this JVM for the run and stopped after it: a fresh CA whose key never touches disk; the
+         * process sandbox's on {@code 127.0.0.1}, the VM backend's on its network's gateway. Placeholders come from
+         * the key in {@code placeholderKeys} (a state directory's {@code placeholder.key}, created on first use), so
+         * a token a tool saved in one run still works in the next; without it, from a key that lives only in this
+         * JVM (new placeholders every run). Either way the policy's secrets the run does not give the command get
+         * placeholders of this run only, which no one knows: one saved by an earlier run that had them is refused
+         * ({@code secret_unknown_placeholder}).
          *
-         * @param audit the file its audit log goes to; empty: where the policy says
+         * @param audit           the file its audit log goes to; empty: where the policy says
+         * @param placeholderKeys the state directory whose placeholder key the run uses; empty: a key of its own
          */
-        record Own(Optional<Path> audit) implements ProxyMode {
+        record Own(Optional<Path> audit, Optional<Path> placeholderKeys) implements ProxyMode {
             public Own {
                 audit = audit.map(Path::toAbsolutePath);
+                placeholderKeys = placeholderKeys.map(Path::toAbsolutePath);
+            }
+
+            /** Placeholders from a key of the run's own. */
+            public Own(Optional<Path> audit) {
+                this(audit, Optional.empty());
+            }
+
+            /** The same, with placeholders from the key in {@code stateDirectory}: the same in every run. */
+            public Own withPlaceholderKeysIn(Path stateDirectory) {
+                return new Own(audit, Optional.of(stateDirectory));
             }
 
             /**

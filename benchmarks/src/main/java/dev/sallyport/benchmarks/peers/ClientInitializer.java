@@ -48,6 +48,14 @@ final class ClientInitializer extends ChannelInitializer<SocketChannel> {
         params.setServerNames(List.of(new SNIHostName(host)));
         engine.setSSLParameters(params);
         SslHandler ssl = new SslHandler(engine);
+        if (run.options().h2Streams() > 0) {     // HTTP/2: the codec goes in once the handshake is done (H2Streams)
+            if (after == null) {
+                p.addFirst("tls", ssl);
+            } else {
+                p.addAfter(after, "tls", ssl);
+            }
+            return;
+        }
         HttpResponseDecoder decoder = new HttpResponseDecoder(new HttpDecoderConfig().setMaxChunkSize(1 << 20));
         if (after == null) {
             p.addFirst("http", decoder);

@@ -46,6 +46,13 @@ public final class LoadGen {
         }
         SslContextBuilder tls = SslContextBuilder.forClient()
                 .sslProvider(OpenSsl.isAvailable() ? SslProvider.OPENSSL : SslProvider.JDK);
+        if (options.h2Streams() > 0) {
+            tls.applicationProtocolConfig(new io.netty.handler.ssl.ApplicationProtocolConfig(
+                    io.netty.handler.ssl.ApplicationProtocolConfig.Protocol.ALPN,
+                    io.netty.handler.ssl.ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
+                    io.netty.handler.ssl.ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT,
+                    io.netty.handler.ssl.ApplicationProtocolNames.HTTP_2));
+        }
         SslContext ssl = options.trust() == null ? tls.trustManager(InsecureTrustManagerFactory.INSTANCE).build()
                 : tls.trustManager(options.trust().toFile()).build();
         IoHandlerFactory io = Epoll.isAvailable() ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();

@@ -24,10 +24,11 @@ import java.util.List;
  * @param idleTunnels open this many tunnels, one request each, hold them {@code duration}, report RSS
  * @param watchPid    process whose tree's CPU time and peak RSS are reported, 0 = none
  * @param trust       PEM file of trusted CAs, or null to accept any certificate
+ * @param h2Streams   0: HTTP/1.1; else HTTP/2 (ALPN h2) with this many streams in flight per connection
  */
 record LoadOptions(InetSocketAddress target, int port, String path, List<String> hosts, InetSocketAddress proxy,
                    int connections, boolean newConnectionPerRequest, Duration warmup, Duration duration,
-                   long requests, int threads, int idleTunnels, long watchPid, Path trust) {
+                   long requests, int threads, int idleTunnels, long watchPid, Path trust, int h2Streams) {
 
     static LoadOptions parse(String[] args) {
         URI url = null;
@@ -44,6 +45,7 @@ record LoadOptions(InetSocketAddress target, int port, String path, List<String>
         int idle = 0;
         long pid = 0;
         Path trust = null;
+        int h2Streams = 0;
         for (int i = 0; i < args.length; i++) {
             String name = args[i];
             if (name.equals("--new-connection")) {
@@ -68,9 +70,10 @@ record LoadOptions(InetSocketAddress target, int port, String path, List<String>
                 case "--idle-tunnels" -> idle = positive(name, Integer.parseInt(value));
                 case "--watch-pid" -> pid = Long.parseLong(value);
                 case "--trust" -> trust = Path.of(value);
+                case "--h2-streams" -> h2Streams = positive(name, Integer.parseInt(value));
                 default -> throw new IllegalArgumentException(name + ": unknown option (expected: --url, --connect-to,"
                         + " --proxy, --hosts, --host-count, --connections, --new-connection, --warmup, --duration,"
-                        + " --requests, --threads, --idle-tunnels, --watch-pid, --trust)");
+                        + " --requests, --threads, --idle-tunnels, --watch-pid, --trust, --h2-streams)");
             }
         }
         if (url == null || !"https".equals(url.getScheme()) || url.getPort() <= 0) {
@@ -90,7 +93,7 @@ record LoadOptions(InetSocketAddress target, int port, String path, List<String>
         return new LoadOptions(target, url.getPort(), path, List.copyOf(hosts),
                 proxy == null ? null : address("--proxy", proxy), connections, fresh,
                 Duration.ofMillis((long) (warmup * 1000)), Duration.ofMillis((long) (duration * 1000)), requests,
-                threads, idle, pid, trust);
+                threads, idle, pid, trust, h2Streams);
     }
 
     private static int positive(String name, int value) {

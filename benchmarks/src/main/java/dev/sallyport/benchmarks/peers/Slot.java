@@ -74,10 +74,30 @@ final class Slot {
         });
     }
 
-    /** TLS is up (directly or inside the tunnel): send the first request. */
+    /** TLS is up (directly or inside the tunnel): send the first request (or, on HTTP/2, the first streams). */
     void ready(ChannelHandlerContext ctx) {
         established = true;
+        if (run.options().h2Streams() > 0) {
+            inFlight = true;
+            H2Streams.start(ctx, this, run, host);
+            return;
+        }
         send(ctx);
+    }
+
+    /** An HTTP/2 stream ended ({@code ok}: a 200 read to its end) after {@code started}. */
+    void streamDone(boolean ok, long started) {
+        if (!ok) {
+            errors++;
+        } else if (run.measuring()) {
+            requests++;
+            record(System.nanoTime() - started);
+        }
+    }
+
+    /** True while the run hands out requests; takes one. */
+    boolean nextRequest() {
+        return run.nextTicket() >= 0 && errors <= MAX_ERRORS;
     }
 
     private void send(ChannelHandlerContext ctx) {

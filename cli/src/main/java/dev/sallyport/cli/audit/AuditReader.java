@@ -24,7 +24,9 @@ public final class AuditReader {
             }
             String ts = null, event = null, host = null, decision = null, rule = null, reason = null;
             Long port = null;
+            Long status = null;
             List<String> secrets = null;
+            List<String> forwarded = null;
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String name = p.currentName();
                 JsonToken value = p.nextToken();
@@ -32,18 +34,20 @@ public final class AuditReader {
                     case "ts" -> ts = text(p, value);
                     case "event" -> event = text(p, value);
                     case "host" -> host = text(p, value);
-                    case "port" -> port = value == JsonToken.VALUE_NUMBER_INT ? p.getLongValue() : null;
+                    case "port" -> port = number(p, value);
+                    case "status" -> status = number(p, value);
                     case "decision" -> decision = text(p, value);
                     case "rule" -> rule = text(p, value);
                     case "reason" -> reason = text(p, value);
                     case "secrets" -> secrets = strings(p, value);
+                    case "placeholders_forwarded" -> forwarded = strings(p, value);
                     default -> p.skipChildren();
                 }
             }
             if (p.currentToken() != JsonToken.END_OBJECT || p.nextToken() != null) {
                 throw new IOException("trailing data after the JSON object");
             }
-            return new AuditRecord(ts, event, host, port, decision, rule, reason, secrets);
+            return new AuditRecord(ts, event, host, port, status, decision, rule, reason, secrets, forwarded);
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IOException(e.getOriginalMessage(), e);
         }
@@ -58,6 +62,14 @@ public final class AuditReader {
             return null;
         }
         return p.getText();
+    }
+
+    private static Long number(JsonParser p, JsonToken value) throws IOException {
+        if (value == JsonToken.VALUE_NUMBER_INT) {
+            return p.getLongValue();
+        }
+        p.skipChildren();
+        return null;
     }
 
     private static List<String> strings(JsonParser p, JsonToken value) throws IOException {

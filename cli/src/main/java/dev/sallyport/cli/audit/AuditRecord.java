@@ -2,12 +2,17 @@ package dev.sallyport.cli.audit;
 
 import java.util.List;
 
-/** The fields of one audit line that the summary needs; null where the line does not carry them. */
-public record AuditRecord(String ts, String event, String host, Long port, String decision, String rule,
-                          String reason, List<String> secrets) {
+/**
+ * The fields of one audit line that the summary needs; null where the line does not carry them.
+ *
+ * @param forwarded the names in {@code placeholders_forwarded}: secrets whose placeholder went upstream unchanged
+ */
+public record AuditRecord(String ts, String event, String host, Long port, Long status, String decision, String rule,
+                          String reason, List<String> secrets, List<String> forwarded) {
 
     public AuditRecord {
         secrets = secrets == null ? List.of() : List.copyOf(secrets);
+        forwarded = forwarded == null ? List.of() : List.copyOf(forwarded);
     }
 
     /** {@code host:port}, or {@code (unknown)} for records without a host (reloads, for example). */

@@ -2,23 +2,35 @@ package dev.sallyport.cli.audit;
 
 import java.io.PrintWriter;
 import java.util.Comparator;
+import java.util.LinkedHashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
  * Counts what a security reviewer asks first: which hosts were reached, what was denied (and why), which
  * secrets were used where, and how often each rule decided.
+ *
+ * <p>It counts decisions and exchanges, not lines. The proxy writes up to two {@code request} records per exchange
+ * (proxy-core's OBSERVABILITY.md): the decision it admits before the request goes upstream, without {@code status},
+ * and the exchange's outcome, with {@code status} (a request refused at once has only that one). So an exchange is
+ * its {@code request} record with a status, and its secrets are that record's. A {@code connect} is one decision (a
+ * tunnel, counted apart from the exchanges inside it); {@code tunnel_end} and {@code websocket_end} end what was
+ * counted already; a refused WebSocket message ({@code websocket_message}) is one denied attempt.
  */
 public final class AuditSummary {
 
     private long records;
+    private long exchanges;
+    private long tunnels;
     private String first;
     private String last;
     private final Map<String, Long> reached = new TreeMap<>();
     private final Map<String, Long> denied = new TreeMap<>();
     private final Map<String, Long> wouldDeny = new TreeMap<>();
     private final Map<String, Map<String, Long>> secrets = new TreeMap<>();
+    private final Map<String, Map<String, Long>> forwarded = new TreeMap<>();
     private final Map<String, Map<String, Long>> rules = new TreeMap<>();
     private long reloads;
 
@@ -28,9 +40,23 @@ public final class AuditSummary {
             first = first == null ? r.ts() : first;
             last = r.ts();
         }
-        if ("reload".equals(r.event())) {
-            reloads++;
-            return;
+        String event = r.event() == null ? "" : r.event();
+        switch (event) {
+            case "reload" -> {
+                reloads++;
+                return;
+            }
+            case "tunnel_end", "websocket_end" -> {
+                return;     // the end of a tunnel or WebSocket whose decision was counted when it opened
+            }
+            case "request" -> {
+                if (r.status() == null) {
+                    return;     // the decision admitted before sending: the exchange's outcome record follows
+                }
+                exchanges++;
+            }
+            case "connect" -> tunnels += "deny".equals(r.decision()) ? 0 : 1;
+            default -> { }
         }
         if (r.decision() == null) {
             return;
@@ -42,34 +68,49 @@ public final class AuditSummary {
             case "deny" -> denied.merge(r.destination() + "  " + reasonOf(r), 1L, Long::sum);
             case "would_deny" -> wouldDeny.merge(r.destination() + "  " + reasonOf(r), 1L, Long::sum);
             default -> {
-                if (!"connect".equals(r.event())) {
+                if ("request".equals(event)) {
                     reached.merge(r.destination(), 1L, Long::sum);
                 }
             }
         }
-        for (String s : r.secrets()) {
-            secrets.computeIfAbsent(s, k -> new TreeMap<>()).merge(r.destination(), 1L, Long::sum);
+        if (!"deny".equals(decision)) {     // a refusal names the secret it refused: that is no use (see denied)
+            countOncePerName(secrets, r.secrets(), r.destination());
+        }
+        countOncePerName(forwarded, r.forwarded(), r.destination());
+    }
+
+    private static void countOncePerName(Map<String, Map<String, Long>> into, Iterable<String> names, String where) {
+        Set<String> once = new LinkedHashSet<>();
+        names.forEach(once::add);
+        for (String s : once) {
+            into.computeIfAbsent(s, k -> new TreeMap<>()).merge(where, 1L, Long::sum);
         }
     }
 
+    /** {@code (reason)}, or {@code (reason: SECRET)} when the refusal names a secret. */
     private static String reasonOf(AuditRecord r) {
-        return "(" + (r.reason() == null ? "no reason recorded" : r.reason()) + ")";
+        String reason = r.reason() == null ? "no reason recorded" : r.reason();
+        return "(" + reason + (r.secrets().isEmpty() ? "" : ": " + String.join(", ", r.secrets())) + ")";
     }
 
     public void print(PrintWriter out, String source) {
-        out.printf("%s: %d records%s%n", source, records,
-                first == null ? "" : ", " + first + " .. " + last);
+        out.printf("%s: %s, %s, %s%s%n", source, count(records, "record"), count(exchanges, "exchange"),
+                count(tunnels, "tunnel"), first == null ? "" : ", " + first + " .. " + last);
         section(out, "hosts reached (allowed exchanges)", reached);
         section(out, "denied attempts", denied);
         if (!wouldDeny.isEmpty()) {
             section(out, "would be denied (audit mode)", wouldDeny);
         }
-        out.println("secrets used (by name):");
+        out.println("secrets used (by name, exchanges per host):");
         if (secrets.isEmpty()) {
             out.println("  (none)");
         }
         secrets.forEach((name, hosts) -> out.printf("  %-24s %s%n", name, joined(hosts)));
-        out.println("per rule:");
+        if (!forwarded.isEmpty()) {
+            out.println("placeholders forwarded unchanged (outside the listed headers, on their own hosts):");
+            forwarded.forEach((name, hosts) -> out.printf("  %-24s %s%n", name, joined(hosts)));
+        }
+        out.println("per rule (decisions):");
         if (rules.isEmpty()) {
             out.println("  (none)");
         }
@@ -77,6 +118,10 @@ public final class AuditSummary {
         if (reloads > 0) {
             out.printf("policy reloads: %d%n", reloads);
         }
+    }
+
+    private static String count(long n, String noun) {
+        return n + " " + noun + (n == 1 ? "" : "s");
     }
 
     private static void section(PrintWriter out, String title, Map<String, Long> counts) {

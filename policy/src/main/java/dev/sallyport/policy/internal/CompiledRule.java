@@ -17,6 +17,8 @@ public final class CompiledRule {
     public final int index;
     public final boolean deny;
     public final boolean restrictsRequests;
+    /** {@code allow_encoded_slash: true}: this rule may allow a path with an escaped slash. */
+    public final boolean encodedSlash;
     private final int[] ports;
     private final Cidr[] cidrs;
     private final String[] methods;
@@ -28,6 +30,7 @@ public final class CompiledRule {
         this.index = index;
         this.deny = rule.action() == Action.DENY;
         this.restrictsRequests = rule.restrictsRequests();
+        this.encodedSlash = rule.allowEncodedSlash();
         this.ports = rule.ports().stream().mapToInt(Integer::intValue).sorted().toArray();
         this.cidrs = rule.cidrs().toArray(new Cidr[0]);
         this.methods = rule.methods().toArray(new String[0]);

@@ -22,7 +22,7 @@ final class RuleParser {
 
     /** {@code clients} is known only to be refused with its own message (see {@link #CLIENTS_EXPECTED}). */
     private static final Set<String> RULE_KEYS = Set.of("name", "action", "hosts", "cidrs", "ports", "methods",
-            "paths", "tls", "clients");
+            "paths", "tls", "clients", "allow_encoded_slash");
     /**
      * Why {@code clients:} is refused: the proxy sees no client identity yet (a tunnel has none, a request only
      * its ephemeral address), so the key could never match. Rules built in code keep the field for that day.
@@ -30,7 +30,7 @@ final class RuleParser {
     static final String CLIENTS_EXPECTED = "no clients key; per-sandbox identities come with a shared proxy that"
             + " sandboxes attach to";
     private static final Set<String> SECRET_KEYS = Set.of("name", "from", "hosts", "headers", "placeholder",
-            "require", "lazy", "allow_cleartext");
+            "require", "lazy", "allow_cleartext", "elsewhere_on_own_hosts");
     private static final String CIDR = "an IPv4 or IPv6 network such as 10.20.0.0/16 or fd00::/8";
     private static final String METHOD = "an uppercase method token such as GET";
     private static final String ENV_NAME = "a name of letters, digits and '_', not starting with a digit";
@@ -101,22 +101,27 @@ final class RuleParser {
         if (m.containsKey("ports")) {
             ports = ports(m.get("ports"), p + ".ports");
         }
+        Boolean encodedSlash = m.containsKey("allow_encoded_slash")
+                ? t.bool(m.get("allow_encoded_slash"), p + ".allow_encoded_slash") : Boolean.FALSE;
         boolean ok = name != null && action != null && tls != null && hosts != null && cidrs != null && paths != null
-                && methods != null && !clientsRefused && ports != null;
+                && methods != null && !clientsRefused && ports != null && encodedSlash != null;
         if (hosts != null && cidrs != null && hosts.isEmpty() && cidrs.isEmpty()) {
             t.problem(node, p, "has neither hosts nor cidrs", "hosts: [...] and/or cidrs: [...], not empty");
             ok = false;
         }
-        if (tls == TlsMode.PASSTHROUGH && (m.containsKey("methods") || m.containsKey("paths"))) {
-            t.problem(m.get("tls"), p + ".tls", "passthrough cannot be combined with methods or paths (a tunnel"
-                    + " that is not intercepted shows no requests)", "tls: intercept, or no methods and paths");
+        if (tls == TlsMode.PASSTHROUGH && (m.containsKey("methods") || m.containsKey("paths")
+                || Boolean.TRUE.equals(encodedSlash))) {
+            t.problem(m.get("tls"), p + ".tls", "passthrough cannot be combined with methods, paths or"
+                    + " allow_encoded_slash (a tunnel that is not intercepted shows no requests)",
+                    "tls: intercept, or no methods, paths and allow_encoded_slash");
             ok = false;
         }
         if (!ok) {
             return null;
         }
         try {
-            return new Rule(name, line, action, hosts, cidrs, ports, Set.copyOf(methods), paths, tls, Set.of());
+            return new Rule(name, line, action, hosts, cidrs, ports, Set.copyOf(methods), paths, tls, Set.of(),
+                    encodedSlash);
         } catch (IllegalArgumentException e) {
             t.problem(node, p, e.getMessage(), "a valid rule");
             return null;
@@ -230,12 +235,21 @@ final class RuleParser {
         Boolean lazy = m.containsKey("lazy") ? t.bool(m.get("lazy"), p + ".lazy") : Boolean.FALSE;
         Boolean cleartext = m.containsKey("allow_cleartext")
                 ? t.bool(m.get("allow_cleartext"), p + ".allow_cleartext") : Boolean.FALSE;
+        SecretSpec.Elsewhere elsewhere = SecretSpec.Elsewhere.FORWARD;
+        if (m.containsKey("elsewhere_on_own_hosts")) {
+            elsewhere = t.parsed(m.get("elsewhere_on_own_hosts"), p + ".elsewhere_on_own_hosts", "forward or refuse",
+                    s -> switch (s) {
+                        case "forward" -> SecretSpec.Elsewhere.FORWARD;
+                        case "refuse" -> SecretSpec.Elsewhere.REFUSE;
+                        default -> throw new IllegalArgumentException("'" + s + "' is not a choice here");
+                    });
+        }
         if (name == null || from == null || hosts == null || headers == null || require == null || lazy == null
-                || cleartext == null || (m.containsKey("placeholder") && placeholder == null)) {
+                || cleartext == null || elsewhere == null || (m.containsKey("placeholder") && placeholder == null)) {
             return null;
         }
         try {
-            return new SecretSpec(name, line, from, hosts, headers, placeholder, require, lazy, cleartext);
+            return new SecretSpec(name, line, from, hosts, headers, placeholder, require, lazy, cleartext, elsewhere);
         } catch (IllegalArgumentException e) {
             t.problem(node, p, e.getMessage(), "a valid secret");
             return null;

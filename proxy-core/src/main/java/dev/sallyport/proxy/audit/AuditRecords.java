@@ -118,6 +118,7 @@ final class AuditRecords {
                 .field("bytes_down", f.bytesDown())
                 .field("duration_ms", f.durationMs())
                 .field("secrets", f.secrets())
+                .field("placeholders_forwarded", f.placeholdersForwarded())
                 .end();
     }
 

@@ -4,7 +4,10 @@ import java.util.List;
 
 /**
  * The fields of one audit record (docs/REFERENCE.md), null where not known. Never holds a query string, a header
- * value or a secret value: {@code path} is the path without query, {@code secrets} holds names.
+ * value or a secret value: {@code path} is the path without query, {@code secrets} holds names (injected, or the
+ * one a refusal names), {@code placeholdersForwarded} the names of secrets whose placeholder went upstream
+ * unchanged (on their own hosts, outside the listed headers), {@code protocol} the client's ({@code http/1.1},
+ * {@code h2}).
  */
 public record AuditFields(
         String id,
@@ -25,17 +28,19 @@ public record AuditFields(
         Long bytesDown,
         Long durationMs,
         List<String> secrets,
+        List<String> placeholdersForwarded,
         String protocol) {
 
     public AuditFields {
         secrets = secrets == null ? null : List.copyOf(secrets);
+        placeholdersForwarded = placeholdersForwarded == null ? null : List.copyOf(placeholdersForwarded);
     }
 
-    /** Fields without the client's protocol (a tunnel's, or a record read back from an older log). */
+    /** A record with no placeholder forwarded and no client protocol (a tunnel's, or one read back). */
     public AuditFields(String id, String client, String identity, String host, Integer port, String ip, String method,
-                       String path, Integer status, String decision, String rule, String reason, String tls, String sni,
-                       Long bytesUp, Long bytesDown, Long durationMs, List<String> secrets) {
+                       String path, Integer status, String decision, String rule, String reason, String tls,
+                       String sni, Long bytesUp, Long bytesDown, Long durationMs, List<String> secrets) {
         this(id, client, identity, host, port, ip, method, path, status, decision, rule, reason, tls, sni, bytesUp,
-                bytesDown, durationMs, secrets, null);
+                bytesDown, durationMs, secrets, null, null);
     }
 }

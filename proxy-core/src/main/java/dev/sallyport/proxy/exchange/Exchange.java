@@ -29,11 +29,13 @@ import org.slf4j.LoggerFactory;
  * One request and its response through the core, on its client's event loop. Made by {@link ExchangeCore} once the
  * request was decided and its secrets injected; from then on it dials, checks the dialed address, admits the
  * decision to the audit log, writes the request (the body checked part by part, under back-pressure), and hands
- * the response to {@link ResponseFlow}. It ends exactly once, with one {@code ExchangeCompleted} record.
+ * the response to {@link ResponseFlow}. It ends exactly once, with one {@code ExchangeCompleted} record: the only
+ * {@code request} record of the exchange with a {@code status} (the admitted decision before it has none).
  *
  * <p>Its state is a {@link State}: {@code Dialing} (body parts that came early wait), {@code Open} (request and
- * response streaming on a lease), {@code Upgraded} (a WebSocket relay owns both connections), {@code Ended}. The
- * request body's own progress is a {@link RequestBody}.
+ * response streaming on a lease), {@code Upgraded} (a WebSocket relay owns both connections), {@code Abandoned}
+ * (over before the dial resolved: its record waits for the dial's outcome), {@code Ended}. The request body's own
+ * progress is a {@link RequestBody}.
  */
 public final class Exchange {
 
@@ -49,6 +51,13 @@ public final class Exchange {
 
         /** A WebSocket relay owns both connections; the exchange's record is written. */
         record Upgraded() implements State {}
+
+        /**
+         * Over while dialing (the client left, or its body was refused): answered, nothing sent; its records (the
+         * decision, then the outcome with {@code status}) are written once the dial resolves, so that they hold the
+         * address and a dial's denial.
+         */
+        record Abandoned(int status) implements State {}
 
         /** Recorded and over. */
         record Ended() implements State {}
@@ -68,6 +77,7 @@ public final class Exchange {
     private final long startNanos = System.nanoTime();
     private final ResponseFlow response;
     private State state = new State.Dialing(new ArrayDeque<>());
+    private Future<UpstreamLease> dial;
     private RequestBody requestBody;
     private ScheduledFuture<?> headerTimer;
     private long bytesUp;
@@ -122,12 +132,14 @@ public final class Exchange {
     /** Dials the destination (after the core decided); the request goes out once the dialed address is checked. */
     void dial(Future<UpstreamLease> lease) {
         context.exchangeStarted();
+        dial = lease;
         lease.addListener(done -> upstreamReady(lease));
     }
 
     /** True while the client's request body still flows into this exchange. */
     public boolean awaitingRequestBody() {
-        return requestBody == RequestBody.STREAMING && !(state instanceof State.Ended);
+        return requestBody == RequestBody.STREAMING && !(state instanceof State.Ended)
+                && !(state instanceof State.Abandoned);
     }
 
     /** True until the exchange ended (or became a WebSocket relay): its own timeouts apply, not the client's idle. */
@@ -136,6 +148,10 @@ public final class Exchange {
     }
 
     private void upstreamReady(Future<UpstreamLease> future) {
+        if (state instanceof State.Abandoned abandoned) {
+            recordAbandoned(future, abandoned.status());
+            return;
+        }
         if (!future.isSuccess()) {
             UpstreamFailure failure = (UpstreamFailure) future.cause();
             audit.ip(failure.ip());
@@ -147,13 +163,13 @@ public final class Exchange {
             return;
         }
         UpstreamLease lease = future.getNow();
+        if (!(state instanceof State.Dialing dialing)) {
+            connector.release(lease, false);    // never: Dialing until the dial resolves, or Abandoned
+            return;
+        }
         audit.ip(lease.ip());
         boolean admitted = context.admit(new ProxyEvent.Decided(context.clock().instant(), "request",
                 audit.fields()));
-        if (!(state instanceof State.Dialing dialing)) {
-            connector.release(lease, false);    // ended while dialing (the client went away)
-            return;
-        }
         if (!admitted) {    // nothing goes upstream that the audit log has not taken; the end record says why
             connector.release(lease, false);
             audit.denied("audit_unavailable");
@@ -203,7 +219,7 @@ public final class Exchange {
             InjectionResult.Refused refused = secrets.checkBody(content, parts);
             if (refused != null) {      // nothing of this part goes upstream; the upstream connection is dropped
                 content.release();
-                audit.denied(refused.reason()).secrets(List.of(refused.secret()));
+                audit.denied(refused.reason()).secrets(refused.secrets());
                 refuseDuringRequest(403, refused.reason());
                 return;
             }
@@ -371,20 +387,49 @@ public final class Exchange {
         }
     }
 
-    /** Records the end once: status, bytes, duration. */
+    /** Ends the exchange once; its record (status, bytes, duration) now, or, while dialing, once the dial resolved. */
     private void end(int status) {
         if (!inProgress()) {
             return;
         }
+        boolean dialing = state instanceof State.Dialing && dial != null && !dial.isDone();
         if (state instanceof State.Dialing d) {
             d.pending().forEach(ReferenceCountUtil::release);
         }
-        state = new State.Ended();
+        state = dialing ? new State.Abandoned(status) : new State.Ended();
         cancelHeaderTimer();
         response.close();
         if (secrets != null) {
             secrets.close();
         }
+        if (!dialing) {
+            record(status);
+        }
+    }
+
+    /**
+     * The dial of an exchange that ended while dialing resolved: its decision (without a status) and its outcome
+     * record, with the address and any denial of the dial.
+     */
+    private void recordAbandoned(Future<UpstreamLease> future, int status) {
+        if (future.isSuccess()) {
+            UpstreamLease lease = future.getNow();
+            audit.ip(lease.ip());
+            connector.release(lease, false);
+        } else {
+            UpstreamFailure failure = (UpstreamFailure) future.cause();
+            audit.ip(failure.ip());
+            if (failure.status() == 403 && !"deny".equals(audit.decision())) {
+                audit.denied(failure.reason());     // a denied address stays on record, client gone or not
+            }
+        }
+        state = new State.Ended();
+        // the decision as a dialed exchange records it (counted once), then the one record with a status
+        context.emit(new ProxyEvent.Decided(context.clock().instant(), "request", audit.fields()));
+        record(status);
+    }
+
+    private void record(int status) {
         audit.status(status).bytes(bytesUp, bytesDown).duration(elapsedMs());
         context.emit(new ProxyEvent.ExchangeCompleted(context.clock().instant(), audit.fields()));
         context.exchangeFinished();

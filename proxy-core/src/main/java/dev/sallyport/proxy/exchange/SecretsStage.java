@@ -45,6 +45,8 @@ final class SecretsStage {
 
     private final ExchangeSecrets secrets;
     private List<String> injected = List.of();
+    private AuditRecord audit;          // set by inject: where forwarded placeholders are recorded
+    private int forwardedRecorded;
     private RequestBodyGuard guard;     // made at the first body chunk: most requests have none
     private ByteBuf held;               // request body bytes the guard has not judged yet
     private ResponseScrubber scrubber;
@@ -69,16 +71,19 @@ final class SecretsStage {
     /**
      * Swaps placeholders in {@code head} (the request as it will go upstream). Returns the refusal (audited with the
      * secret's name, nothing changed), or null. The names injected count only once the head went out
-     * ({@link #sent}).
+     * ({@link #sent}); placeholders that go on unchanged are recorded in {@code audit} now, and those the body or a
+     * WebSocket message carries as they are seen.
      */
     InjectionResult.Refused inject(HttpRequest head, AuditRecord audit, ProxyContext context, ByteBufAllocator alloc) {
+        this.audit = audit;
         return switch (secrets.inject(head)) {
             case InjectionResult.Refused r -> {
-                audit.secrets(List.of(r.secret()));
+                audit.secrets(r.secrets());
                 yield r;
             }
             case InjectionResult.Injected i -> {
                 injected = i.secrets();
+                recordForwarded();
                 long cap = context.policy().proxy().limits().maxBodyBytes();
                 this.alloc = alloc;
                 maxDecoded = cap > 0 ? cap : DEFAULT_MAX_DECODED;
@@ -131,6 +136,7 @@ final class SecretsStage {
             releaseHeld();
             return r;
         }
+        recordForwarded();
         if (content instanceof LastHttpContent) {
             if (held != null) {
                 out.add(new DefaultHttpContent(held));
@@ -154,6 +160,15 @@ final class SecretsStage {
             all.release();
         }
         return null;
+    }
+
+    /** Names the placeholders that went on unchanged so far in the exchange's audit record (when there are new ones). */
+    void recordForwarded() {
+        List<String> forwarded = secrets.forwarded();
+        if (audit != null && forwarded.size() != forwardedRecorded) {
+            forwardedRecorded = forwarded.size();
+            audit.placeholdersForwarded(forwarded);
+        }
     }
 
     private void releaseHeld() {

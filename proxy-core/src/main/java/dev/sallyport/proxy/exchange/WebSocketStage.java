@@ -47,7 +47,7 @@ final class WebSocketStage {
             secrets.close();    // the HTTP scrubber; each message gets its own
             clientSide.add(secrets.messageGuard(r -> {
                 refusal.set(r);
-                audit.denied(r.reason()).secrets(List.of(r.secret()));
+                audit.denied(r.reason()).secrets(r.secrets());
                 context.emit(new ProxyEvent.Decided(context.clock().instant(), "websocket_message", audit.fields()));
             }, upstream));
         }
@@ -66,6 +66,9 @@ final class WebSocketStage {
         client.closeFuture().addListener(c -> {
             upstream.close();
             audit.bytes(up.get(), down.get()).duration(exchange.elapsedMs());
+            if (secrets != null) {
+                secrets.recordForwarded();      // placeholders the client's messages carried on unchanged
+            }
             if (refusal.get() == null) {
                 audit.reason("websocket_end");
             }

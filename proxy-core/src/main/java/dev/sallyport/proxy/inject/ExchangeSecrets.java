@@ -8,7 +8,9 @@ import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpRequest;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.Objects;
 
 /**
@@ -30,6 +32,7 @@ public final class ExchangeSecrets {
     private final UpstreamLeg leg;
     private final boolean sensitive;
     private final List<byte[]> sentTokens = new ArrayList<>(1);
+    private final Set<String> forwarded = new LinkedHashSet<>(2);
     private List<String> injected = List.of();
 
     ExchangeSecrets(SecretStore store, String host, UpstreamLeg leg) {
@@ -52,6 +55,14 @@ public final class ExchangeSecrets {
     /** Names injected by the last successful {@link #inject} (empty before). */
     public List<String> injected() {
         return injected;
+    }
+
+    /**
+     * Names of the secrets whose placeholder went on unchanged in this exchange so far (on their own hosts, outside
+     * the listed headers): in the head, the body, the trailers or a WebSocket message.
+     */
+    public List<String> forwarded() {
+        return List.copyOf(forwarded);
     }
 
     /**
@@ -89,7 +100,8 @@ public final class ExchangeSecrets {
         }
         sentTokens.addAll(o.basicTokens());
         injected = o.injected();
-        return new Injected(injected);
+        forwarded.addAll(o.forwarded());
+        return new Injected(injected, o.forwarded());
     }
 
     /**
@@ -109,9 +121,10 @@ public final class ExchangeSecrets {
     }
 
     /**
-     * Checks a request's trailer fields: a trailer is never a place where a placeholder is swapped, so any
-     * placeholder there is refused like one in the body ({@code secret_wrong_host} toward a host the secret is not
-     * bound to, else {@code secret_wrong_place}), and so is a real value toward another host. Null when clean.
+     * Checks a request's trailer fields: a trailer is never a place where a placeholder is swapped, so a
+     * placeholder there is judged like one in the body ({@code secret_wrong_host} toward a host the secret is not
+     * bound to, else forwarded unchanged or {@code secret_wrong_place}, as the secret says), and so is a real value
+     * toward another host. Null when it may go on.
      */
     public Refused checkTrailers(HttpHeaders trailers) {
         if (store.isEmpty() || trailers.isEmpty()) {
@@ -130,7 +143,7 @@ public final class ExchangeSecrets {
 
     /** A fresh streaming checker for this request's body. */
     public RequestBodyGuard bodyGuard() {
-        return new RequestBodyGuard(store, host, "body");
+        return new RequestBodyGuard(store, host, "body", forwarded);
     }
 
     /**
@@ -138,7 +151,7 @@ public final class ExchangeSecrets {
      * its fragments in order, unmasked): the same rule as a request body.
      */
     public RequestBodyGuard messageGuard() {
-        return new RequestBodyGuard(store, host, "websocket message");
+        return new RequestBodyGuard(store, host, "websocket message", forwarded);
     }
 
     /**

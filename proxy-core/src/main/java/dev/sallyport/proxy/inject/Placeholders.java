@@ -73,7 +73,7 @@ public final class Placeholders {
                     try {
                         key = loadOrCreateKey(deferredDir.resolve(KEY_FILE));
                     } catch (IOException e) {
-                        throw new UncheckedIOException(e.getMessage(), e);
+                        throw new UncheckedIOException(e.getMessage(), e);     // one line already: see loadOrCreateKey
                     }
                 }
                 k = key;
@@ -145,7 +145,44 @@ public final class Placeholders {
         }
     }
 
+    /**
+     * The index of the first token at or after {@code from} in {@code bytes} shaped like a derived placeholder
+     * ({@value #PREFIX} and 26 base32 characters, not followed by another), or -1.
+     */
+    static int nextDerivedShape(byte[] bytes, int from) {
+        byte[] prefix = PREFIX.getBytes(StandardCharsets.ISO_8859_1);
+        int last = bytes.length - prefix.length - BODY_CHARS;
+        for (int at = Math.max(0, from); at <= last; at++) {
+            if (bytes[at] == prefix[0] && Arrays.equals(bytes, at, at + prefix.length, prefix, 0, prefix.length)
+                    && base32Run(bytes, at + prefix.length) == BODY_CHARS) {
+                return at;
+            }
+        }
+        return -1;
+    }
+
+    /** How many base32 characters start at {@code at}. */
+    private static int base32Run(byte[] bytes, int at) {
+        int i = at;
+        while (i < bytes.length && ((bytes[i] >= 'a' && bytes[i] <= 'z') || (bytes[i] >= '2' && bytes[i] <= '7'))) {
+            i++;
+        }
+        return i - at;
+    }
+
+    /** The key in {@code file}, created first if missing; an IOException's message is one line naming the file. */
     private static byte[] loadOrCreateKey(Path file) throws IOException {
+        try {
+            return readOrCreateKey(file);
+        } catch (FileSystemException e) {
+            String why = e.getReason() != null ? e.getReason() : e.getClass().getSimpleName().replace("Exception", "");
+            throw new IOException(file + ": cannot create or read the placeholder key: " + why
+                    + " (expected: a state folder this user can write: $SALLYPORT_HOME, else ~/.local/share/sallyport)",
+                    e);
+        }
+    }
+
+    private static byte[] readOrCreateKey(Path file) throws IOException {
         if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
             if (!Files.isDirectory(file.getParent())) {
                 Files.createDirectories(file.getParent(),

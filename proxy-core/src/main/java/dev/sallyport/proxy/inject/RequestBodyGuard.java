@@ -1,13 +1,17 @@
 package dev.sallyport.proxy.inject;
 
+import dev.sallyport.policy.SecretSpec;
 import dev.sallyport.proxy.inject.InjectionResult.Refused;
 import io.netty.buffer.ByteBuf;
+import java.util.Collections;
+import java.util.Set;
 
 /**
  * Streams a request body looking for placeholders (raw, or base64 at any alignment) and for real values
  * (all their forms) going to a host the secret is not bound to. A body is never a place where a
- * placeholder is swapped, so any placeholder there is refused: {@code secret_wrong_host} if the host is
- * not bound to it, else {@code secret_wrong_place}.
+ * placeholder is swapped: toward a host its secret is not bound to it is refused ({@code secret_wrong_host});
+ * on its own hosts it goes on unchanged, named in {@link #forwarded()}, unless the secret says
+ * {@code elsewhere_on_own_hosts: refuse} ({@code secret_wrong_place}).
  *
  * <p>Call {@link #check(ByteBuf)} on every chunk <em>before</em> forwarding it, and {@link #finish()} at
  * the end. Keeps only {@code maxLength - 1} bytes between chunks, so a placeholder split across chunks is found
@@ -24,17 +28,27 @@ public final class RequestBodyGuard {
     private final PatternSet patterns;
     private final byte[] window;
     private final int keep;
+    private final Set<String> forwarded;
     private int carried;
     private Refused refusal;
 
-    /** {@code place} names what is checked in a refusal's {@code where}: {@code body}, {@code websocket message}. */
-    RequestBodyGuard(SecretStore store, String host, String place) {
+    /**
+     * {@code place} names what is checked in a refusal's {@code where}: {@code body}, {@code websocket message};
+     * {@code forwarded} collects the names of secrets whose placeholder goes on unchanged.
+     */
+    RequestBodyGuard(SecretStore store, String host, String place, Set<String> forwarded) {
         this.store = store;
         this.host = host;
         this.place = place;
+        this.forwarded = forwarded;
         this.patterns = store.patterns().request();
         this.keep = Math.max(1, patterns.maxLength() - 1);
         this.window = new byte[keep + SLICE];
+    }
+
+    /** Names of the secrets whose placeholder this guard (and the others of its exchange) let go on unchanged. */
+    public Set<String> forwarded() {
+        return Collections.unmodifiableSet(forwarded);
     }
 
     /** True when there is nothing to look for (no secrets): the handler may skip the calls. */
@@ -95,8 +109,13 @@ public final class RequestBodyGuard {
                 return false;
             }
             refusal = new Refused(SecretReasons.WRONG_HOST, e.name(), place + " (real value)");
+        } else if (!bound) {
+            refusal = new Refused(SecretReasons.WRONG_HOST, e.name(), place);
+        } else if (e.spec.elsewhere() == SecretSpec.Elsewhere.FORWARD) {
+            forwarded.add(e.name());
+            return false;
         } else {
-            refusal = new Refused(bound ? SecretReasons.WRONG_PLACE : SecretReasons.WRONG_HOST, e.name(), place);
+            refusal = new Refused(SecretReasons.WRONG_PLACE, e.name(), place);
         }
         return true;
     }

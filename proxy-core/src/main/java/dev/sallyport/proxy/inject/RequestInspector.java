@@ -1,5 +1,6 @@
 package dev.sallyport.proxy.inject;
 
+import dev.sallyport.policy.SecretSpec;
 import dev.sallyport.proxy.inject.InjectionResult.Refused;
 import dev.sallyport.proxy.inject.PatternSet.Hit;
 import dev.sallyport.proxy.inject.PatternSet.Kind;
@@ -22,7 +23,11 @@ import java.util.Map;
  * base64 fragments (any alignment, both alphabets, via the patterns), the credential of an
  * {@code Authorization}-style {@code Basic} value after base64 decoding, and the request target
  * (path and query) as sent and percent-decoded. A placeholder that would be swapped into a request that goes
- * upstream in cleartext is refused unless its secret allows cleartext.
+ * upstream in cleartext is refused unless its secret allows cleartext. A placeholder anywhere else is never
+ * swapped: toward a host its secret is not bound to it is refused, on its own hosts it is forwarded unchanged
+ * (noted in {@link Outcome#forwarded}) or refused, as its secret's {@code elsewhere_on_own_hosts} says. A token
+ * shaped like a derived placeholder that is none of the store's (stale, or from another state folder) is refused
+ * in a header or the URL.
  */
 final class RequestInspector {
 
@@ -35,13 +40,14 @@ final class RequestInspector {
     }
 
     /** What the request carries: the headers to send, names injected, Basic tokens sent, or a refusal. */
-    record Outcome(List<Header> headers, boolean changed, List<String> injected, List<byte[]> basicTokens,
-                   Refused refusal) {}
+    record Outcome(List<Header> headers, boolean changed, List<String> injected, List<String> forwarded,
+                   List<byte[]> basicTokens, Refused refusal) {}
 
     private final SecretStore store;
     private final String host;
     private final UpstreamLeg leg;
     private final PatternSet patterns;
+    private final BitSet forwarded = new BitSet();
     private Refused refusal;
 
     RequestInspector(SecretStore store, String host, UpstreamLeg leg) {
@@ -71,7 +77,8 @@ final class RequestInspector {
             }
         }
         List<String> names = injected.stream().mapToObj(i -> entries.get(i).name()).toList();
-        return new Outcome(out, changed, names, basicTokens, refusal);
+        List<String> seen = forwarded.stream().mapToObj(i -> entries.get(i).name()).toList();
+        return new Outcome(out, changed, names, seen, basicTokens, refusal);
     }
 
     private void checkTarget(String rawTarget) {
@@ -80,6 +87,7 @@ final class RequestInspector {
             for (Hit hit : patterns.findAll(form, form.length)) {
                 misplaced(hit, "url");
             }
+            unknownPlaceholders(form, "url");
         }
     }
 
@@ -91,6 +99,7 @@ final class RequestInspector {
             misplaced(hit, where);
         }
         byte[] raw = latin1(value);
+        unknownPlaceholders(raw, where);
         BitSet rawHere = new BitSet();
         BitSet encodedHere = new BitSet();
         for (Hit hit : patterns.findAll(raw, raw.length)) {
@@ -109,6 +118,7 @@ final class RequestInspector {
         byte[] credential = basicCredential(raw);
         BitSet inBasic = new BitSet();
         if (credential != null) {
+            unknownPlaceholders(credential, where + " (Basic credential)");
             for (Hit hit : patterns.findAll(credential, credential.length)) {
                 if (hit.pattern().kind() == Kind.PLACEHOLDER) {
                     inBasic.set(hit.pattern().owner());
@@ -126,11 +136,19 @@ final class RequestInspector {
             }
             if (!e.boundTo(host)) {
                 refuse(SecretReasons.WRONG_HOST, e, where);
-            } else if (!e.allowsHeader(name)) {
-                refuse(SecretReasons.WRONG_PLACE, e, where);
-            } else if (encodedHere.get(e.index)) {
-                refuse(SecretReasons.WRONG_PLACE, e, where + " (encoded placeholder)");
-            } else if (leg == UpstreamLeg.CLEARTEXT && !e.spec.allowCleartext()) {
+                continue;
+            }
+            if (!e.allowsHeader(name)) {
+                elsewhere(e, where);
+                continue;
+            }
+            if (encodedHere.get(e.index)) {     // only the plain form is swapped: the encoded one stays as it is
+                elsewhere(e, where + " (encoded placeholder)");
+            }
+            if (!raws) {
+                continue;
+            }
+            if (leg == UpstreamLeg.CLEARTEXT && !e.spec.allowCleartext()) {
                 refuse(SecretReasons.CLEARTEXT, e, where + " (request goes upstream in cleartext)");
             } else {
                 swap.add(e);
@@ -174,14 +192,49 @@ final class RequestInspector {
         }
     }
 
-    /** A hit in a place where placeholders never go (URL, header name). */
+    /** A hit in a place where placeholders are never swapped (URL, header name). */
     private void misplaced(Hit hit, String where) {
         SecretEntry e = store.entries().get(hit.pattern().owner());
         if (hit.pattern().kind() == Kind.VALUE) {
             valueSeen(hit, where);
+        } else if (e.boundTo(host)) {
+            elsewhere(e, where);
         } else {
-            refuse(e.boundTo(host) ? SecretReasons.WRONG_PLACE : SecretReasons.WRONG_HOST, e, where);
+            refuse(SecretReasons.WRONG_HOST, e, where);
         }
+    }
+
+    /** A placeholder on its own host where it is not swapped: forwarded unchanged, or refused, as its secret says. */
+    private void elsewhere(SecretEntry e, String where) {
+        if (e.spec.elsewhere() == SecretSpec.Elsewhere.FORWARD) {
+            forwarded.set(e.index);
+        } else {
+            refuse(SecretReasons.WRONG_PLACE, e, where);
+        }
+    }
+
+    /**
+     * Refuses a token in {@code bytes} shaped like a derived placeholder that none of the store's secrets has: a
+     * placeholder of an earlier run, another policy or another state folder would go upstream as a bare token that
+     * cannot work, so the client hears why instead.
+     */
+    private void unknownPlaceholders(byte[] bytes, String where) {
+        for (int at = Placeholders.nextDerivedShape(bytes, 0); at >= 0; at = Placeholders.nextDerivedShape(bytes, at + 1)) {
+            if (!isKnownPlaceholderAt(bytes, at)) {
+                refuse(SecretReasons.UNKNOWN_PLACEHOLDER, null, where);
+                return;
+            }
+        }
+    }
+
+    private boolean isKnownPlaceholderAt(byte[] bytes, int at) {
+        for (SecretEntry e : store.entries()) {
+            byte[] p = e.placeholderBytes;
+            if (at + p.length <= bytes.length && Arrays.equals(bytes, at, at + p.length, p, 0, p.length)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** A real value in a request: the sandbox should never hold one; refused unless it goes to its own hosts. */
@@ -196,17 +249,19 @@ final class RequestInspector {
         return p.kind() == Kind.PLACEHOLDER ? new PatternSet.Pattern(p.bytes(), p.owner(), Kind.PLACEHOLDER_ENCODED) : p;
     }
 
+    /** {@code e} is null for a refusal no secret is named in ({@code secret_unknown_placeholder}). */
     private void refuse(String reason, SecretEntry e, String where) {
         if (refusal == null || rank(reason) > rank(refusal.reason())) {
-            refusal = new Refused(reason, e.name(), where);
+            refusal = new Refused(reason, e == null ? null : e.name(), where);
         }
     }
 
     private static int rank(String reason) {
         return switch (reason) {
-            case SecretReasons.WRONG_HOST -> 5;
-            case SecretReasons.WRONG_PLACE -> 4;
-            case SecretReasons.CLEARTEXT -> 3;
+            case SecretReasons.WRONG_HOST -> 6;
+            case SecretReasons.WRONG_PLACE -> 5;
+            case SecretReasons.CLEARTEXT -> 4;
+            case SecretReasons.UNKNOWN_PLACEHOLDER -> 3;
             case SecretReasons.UNAVAILABLE -> 2;
             default -> 1;
         };

@@ -5,8 +5,16 @@ public final class SecretReasons {
 
     /** A placeholder (or a real value) was sent to a host the secret is not bound to. */
     public static final String WRONG_HOST = "secret_wrong_host";
-    /** A placeholder was in a header not listed for it, in the URL, in the body, or in an encoded form. */
+    /**
+     * A placeholder on its own host was in a header not listed for it, in the URL, in the body, or in an encoded
+     * form, and its secret says {@code elsewhere_on_own_hosts: refuse}.
+     */
     public static final String WRONG_PLACE = "secret_wrong_place";
+    /**
+     * A header or the URL carries a token shaped like a derived placeholder ({@code sallyport-ph-} and 26 base32
+     * characters) that is none of the proxy's: one from an earlier run, another policy or another state folder.
+     */
+    public static final String UNKNOWN_PLACEHOLDER = "secret_unknown_placeholder";
     /**
      * A placeholder on its own host, in a listed header, but the request goes upstream in cleartext and the
      * secret does not say {@code allow_cleartext: true}.

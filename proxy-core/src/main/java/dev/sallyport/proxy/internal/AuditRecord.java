@@ -26,6 +26,7 @@ public final class AuditRecord {
     private Long bytesDown;
     private Long durationMs;
     private List<String> secrets;
+    private List<String> forwarded;
     private String protocol;
 
     public AuditRecord(String id, SocketAddress client) {
@@ -55,8 +56,13 @@ public final class AuditRecord {
     public AuditRecord protocol(String value) { protocol = value; return this; }
     public AuditRecord bytes(long up, long down) { bytesUp = up; bytesDown = down; return this; }
     public AuditRecord duration(long ms) { durationMs = ms; return this; }
-    /** Names (never values) of the secrets injected into, or refused on, this request. */
-    public AuditRecord secrets(List<String> names) { secrets = List.copyOf(names); return this; }
+    /** Names (never values) of the secrets injected into, or refused on, this request; none: no field. */
+    public AuditRecord secrets(List<String> names) { secrets = names.isEmpty() ? null : List.copyOf(names); return this; }
+    /** Names of the secrets whose placeholder went upstream unchanged, outside the listed headers; none: no field. */
+    public AuditRecord placeholdersForwarded(List<String> names) {
+        forwarded = names.isEmpty() ? null : List.copyOf(names);
+        return this;
+    }
 
     public AuditRecord decision(Decision d) {
         decision = d.verdict().code();
@@ -81,6 +87,6 @@ public final class AuditRecord {
 
     public AuditFields fields() {
         return new AuditFields(id, client, null, host, port, ip, method, path, status, decision, rule, reason, tls,
-                sni, bytesUp, bytesDown, durationMs, secrets, protocol);
+                sni, bytesUp, bytesDown, durationMs, secrets, forwarded, protocol);
     }
 }

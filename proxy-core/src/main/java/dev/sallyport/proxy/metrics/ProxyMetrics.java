@@ -236,13 +236,14 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
      * a {@code Decided}; in the body: the {@code ExchangeCompleted}; each request has only one of them denied).
      */
     private void secretRefusal(AuditFields f) {
-        if (f == null || !"deny".equals(f.decision()) || f.reason() == null || !f.reason().startsWith("secret_")
-                || f.secrets() == null || f.secrets().isEmpty()) {
+        if (f == null || !"deny".equals(f.decision()) || f.reason() == null || !f.reason().startsWith("secret_")) {
             return;
         }
-        String key = f.reason() + '\u0000' + f.secrets().getFirst();
+        // secret_unknown_placeholder names no secret
+        String secret = f.secrets() == null || f.secrets().isEmpty() ? "none" : f.secrets().getFirst();
+        String key = f.reason() + '\u0000' + secret;
         String[] labels = secretRefusals.size() >= MAX_LABEL_SETS && !secretRefusals.containsKey(key)
-                ? new String[] {f.reason(), "other"} : new String[] {f.reason(), f.secrets().getFirst()};
+                ? new String[] {f.reason(), "other"} : new String[] {f.reason(), secret};
         secretRefusals.computeIfAbsent(labels[0] + '\u0000' + labels[1], k -> Counter.builder("sallyport.secret.refusals")
                 .description("Requests refused because of a secret, by reason and secret name")
                 .tag("reason", labels[0]).tag("secret", labels[1]).register(registry)).increment();

@@ -52,6 +52,12 @@ final class Fixtures {
                 placeholder, require, lazy, false);
     }
 
+    /** {@code spec} with {@code elsewhere_on_own_hosts: refuse}. */
+    static SecretSpec refusingElsewhere(SecretSpec spec) {
+        return new SecretSpec(spec.name(), spec.line(), spec.from(), spec.hosts(), spec.headers(), spec.placeholder(),
+                spec.require(), spec.lazy(), spec.allowCleartext(), SecretSpec.Elsewhere.REFUSE);
+    }
+
     static SecretStore store(Map<String, String> env, SecretSpec... specs) throws SecretLoadException {
         return SecretStore.load(List.of(specs), Placeholders.withKey(KEY), env::get, InstantSource.system());
     }

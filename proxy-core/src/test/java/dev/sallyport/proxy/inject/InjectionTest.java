@@ -29,6 +29,7 @@ class InjectionTest {
     private final String npm = Fixtures.token("npm_");
     private final String api = Fixtures.awkwardToken();
     private SecretStore store;
+    private SecretStore refusing;       // the same secrets with elsewhere_on_own_hosts: refuse
     private String ghPh;
     private String npmPh;
     private String apiPh;
@@ -39,6 +40,11 @@ class InjectionTest {
                 env("GH", List.of("github.example.com", "api.github.example.com"), List.of("Authorization")),
                 env("NPM", List.of("registry.example.com"), List.of("Authorization")),
                 env("API", List.of("*.llm.example.com"), List.of("X-Api-Key")));
+        refusing = Fixtures.store(Map.of("GH", gh, "NPM", npm, "API", api),
+                Fixtures.refusingElsewhere(env("GH", List.of("github.example.com", "api.github.example.com"),
+                        List.of("Authorization"))),
+                Fixtures.refusingElsewhere(env("NPM", List.of("registry.example.com"), List.of("Authorization"))),
+                Fixtures.refusingElsewhere(env("API", List.of("*.llm.example.com"), List.of("X-Api-Key"))));
         ghPh = store.placeholders().get("GH");
         npmPh = store.placeholders().get("NPM");
         apiPh = store.placeholders().get("API");
@@ -155,30 +161,53 @@ class InjectionTest {
     }
 
     @Test
-    void placeholderInAnUnlistedHeaderIsWrongPlace() {
+    void placeholderInAnUnlistedHeaderOfItsOwnHostGoesOnUnchangedOrIsRefusedAsTheSecretSays() {
         HttpHeaders h = headers("X-Forwarded-Token", ghPh);
         assertThat(store.exchange("github.example.com").inject(h, "/"))
-                .isEqualTo(new Refused("secret_wrong_place", "GH", "header X-Forwarded-Token"));
+                .isEqualTo(new Injected(List.of(), List.of("GH")));
+        assertThat(h.get("X-Forwarded-Token")).as("never swapped outside a listed header").isEqualTo(ghPh);
         HttpHeaders cookie = headers("Cookie", "session=abc; t=" + ghPh);
         assertThat(store.exchange("github.example.com").inject(cookie, "/"))
+                .isEqualTo(new Injected(List.of(), List.of("GH")));
+        assertThat(cookie.get("Cookie")).isEqualTo("session=abc; t=" + ghPh);
+
+        assertThat(refusing.exchange("github.example.com").inject(headers("X-Forwarded-Token", ghPh), "/"))
+                .isEqualTo(new Refused("secret_wrong_place", "GH", "header X-Forwarded-Token"));
+        assertThat(refusing.exchange("github.example.com").inject(headers("Cookie", "t=" + ghPh), "/"))
                 .isInstanceOfSatisfying(Refused.class, f -> assertThat(f.reason()).isEqualTo("secret_wrong_place"));
     }
 
     @Test
-    void placeholderInHeaderNameIsWrongPlace() {
+    void aPlaceholderInBothAListedAndAnUnlistedHeaderIsSwappedOnlyInTheListedOne() {
+        HttpHeaders h = headers("Authorization", "Bearer " + ghPh, "X-Echo", "token " + ghPh);
+        assertThat(store.exchange("github.example.com").inject(h, "/"))
+                .isEqualTo(new Injected(List.of("GH"), List.of("GH")));
+        assertThat(h.get("Authorization")).isEqualTo("Bearer " + gh);
+        assertThat(h.get("X-Echo")).isEqualTo("token " + ghPh);
+    }
+
+    @Test
+    void placeholderInHeaderNameIsForwardedOnItsOwnHostOrWrongPlace() {
         HttpHeaders h = headers("X-" + ghPh, "1");
         assertThat(store.exchange("github.example.com").inject(h, "/"))
+                .isEqualTo(new Injected(List.of(), List.of("GH")));
+        assertThat(h.names()).contains("X-" + ghPh);
+        assertThat(refusing.exchange("github.example.com").inject(headers("X-" + ghPh, "1"), "/"))
                 .isInstanceOfSatisfying(Refused.class, f -> assertThat(f.reason()).isEqualTo("secret_wrong_place"));
+        assertThat(store.exchange("other.example.net").inject(headers("X-" + ghPh, "1"), "/"))
+                .isInstanceOfSatisfying(Refused.class, f -> assertThat(f.reason()).isEqualTo("secret_wrong_host"));
     }
 
     @Test
-    void placeholderInTheUrlIsRefused_raw_percentEncoded_base64() {
+    void placeholderInTheUrl_raw_percentEncoded_base64_isForwardedOnItsOwnHostAndRefusedElsewhere() {
         String pct = URLEncoder.encode(ghPh, StandardCharsets.UTF_8).replace("s", "%73").replace("-", "%2D");
         String doublePct = pct.replace("%", "%25");
         String b64 = Base64.getUrlEncoder().encodeToString(("{\"t\":\"" + ghPh + "\"}").getBytes(StandardCharsets.US_ASCII));
         for (String target : List.of("/x?token=" + ghPh, "/x?token=" + pct, "/x?token=" + doublePct, "/x/" + b64,
                 "https://github.example.com/" + ghPh)) {
             assertThat(store.exchange("github.example.com").inject(headers(), target)).as(target)
+                    .isEqualTo(new Injected(List.of(), List.of("GH")));
+            assertThat(refusing.exchange("github.example.com").inject(headers(), target)).as(target)
                     .isEqualTo(new Refused("secret_wrong_place", "GH", "url"));
             assertThat(store.exchange("elsewhere.example.net").inject(headers(), target)).as(target)
                     .isEqualTo(new Refused("secret_wrong_host", "GH", "url"));
@@ -186,14 +215,48 @@ class InjectionTest {
     }
 
     @Test
-    void encodedPlaceholderInAListedHeaderIsNotSwappedButRefused() {
+    void encodedPlaceholderInAListedHeaderIsNeverSwapped() {
         String b64 = Base64.getEncoder().encodeToString(("x" + ghPh).getBytes(StandardCharsets.US_ASCII));
         HttpHeaders h = headers("Authorization", "Bearer " + b64);
         assertThat(store.exchange("github.example.com").inject(h, "/"))
-                .isEqualTo(new Refused("secret_wrong_place", "GH", "header Authorization (encoded placeholder)"));
+                .isEqualTo(new Injected(List.of(), List.of("GH")));
+        assertThat(h.get("Authorization")).isEqualTo("Bearer " + b64);
         HttpHeaders p = headers("Authorization", "Bearer %73" + ghPh.substring(1));
         assertThat(store.exchange("github.example.com").inject(p, "/"))
+                .isEqualTo(new Injected(List.of(), List.of("GH")));
+        assertThat(p.get("Authorization")).isEqualTo("Bearer %73" + ghPh.substring(1));
+        assertThat(refusing.exchange("github.example.com").inject(headers("Authorization", "Bearer " + b64), "/"))
                 .isEqualTo(new Refused("secret_wrong_place", "GH", "header Authorization (encoded placeholder)"));
+        assertThat(refusing.exchange("github.example.com").inject(headers("Authorization", "Bearer %73"
+                + ghPh.substring(1)), "/"))
+                .isEqualTo(new Refused("secret_wrong_place", "GH", "header Authorization (encoded placeholder)"));
+    }
+
+    @Test
+    void aPlaceholderOfAnotherKeyOrPolicyIsRefusedWithItsOwnReasonInHeadersAndTheUrl() throws Exception {
+        String stale = Placeholders.ephemeral().derive("GH");
+        assertThat(stale).isNotEqualTo(ghPh).startsWith(Placeholders.PREFIX);
+        for (HttpHeaders h : List.of(headers("Authorization", "Bearer " + stale),
+                headers("Authorization", basic("x-access-token:" + stale)), headers("X-Token", stale))) {
+            assertThat(store.exchange("github.example.com").inject(h, "/"))
+                    .isInstanceOfSatisfying(Refused.class, f -> {
+                        assertThat(f.reason()).isEqualTo(SecretReasons.UNKNOWN_PLACEHOLDER);
+                        assertThat(f.secret()).isNull();
+                        assertThat(f.secrets()).isEmpty();
+                    });
+            assertThat(store.exchange("anywhere.example.net").inject(h, "/"))
+                    .isInstanceOfSatisfying(Refused.class, f -> assertThat(f.reason())
+                            .isEqualTo(SecretReasons.UNKNOWN_PLACEHOLDER));
+        }
+        assertThat(store.exchange("github.example.com").inject(headers(), "/x?token=" + stale))
+                .isEqualTo(new Refused(SecretReasons.UNKNOWN_PLACEHOLDER, null, "url"));
+        // a current one beside it is still swapped; text that only starts like one is no placeholder
+        HttpHeaders ok = headers("Authorization", "Bearer " + ghPh, "X-Note", Placeholders.PREFIX + "short",
+                "X-Long", stale + "x");
+        assertThat(store.exchange("github.example.com").inject(ok, "/")).isEqualTo(new Injected(List.of("GH")));
+        // another host's real placeholder is the more serious refusal
+        assertThat(store.exchange("github.example.com").inject(headers("X-A", stale, "X-B", npmPh), "/"))
+                .isEqualTo(new Refused("secret_wrong_host", "NPM", "header X-B"));
     }
 
     @Test
@@ -262,7 +325,7 @@ class InjectionTest {
     @Test
     void httpRequestOverloadUsesUriAndHeaders() {
         DefaultHttpRequest req = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/?q=" + ghPh);
-        assertThat(store.exchange("github.example.com").inject(req))
+        assertThat(refusing.exchange("github.example.com").inject(req))
                 .isEqualTo(new Refused("secret_wrong_place", "GH", "url"));
         DefaultHttpRequest method = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.valueOf(ghPh.toUpperCase(Locale.ROOT)), "/");
         method.headers().add("Authorization", "Bearer " + ghPh);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sallyport.policy.PolicyLoader;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -94,6 +95,17 @@ class PlaceholdersTest {
         Files.write(state.resolve(Placeholders.KEY_FILE), new byte[31]);
         assertThatThrownBy(() -> Placeholders.fromStateDirectory(state)).isInstanceOf(IOException.class)
                 .hasMessageContaining("placeholder.key: 31 bytes (expected: 32;");
+    }
+
+    @Test
+    void aStateFolderThatCannotBeMadeIsOneLineNamingTheKeyAndTheVariable() throws Exception {
+        Path notAFolder = Files.writeString(state.resolve("a-file"), "x");
+        Path inside = notAFolder.resolve("state");
+        assertThatThrownBy(() -> Placeholders.fromStateDirectory(inside)).isInstanceOf(IOException.class)
+                .hasMessageStartingWith(inside.resolve(Placeholders.KEY_FILE) + ": cannot create or read the placeholder key: ")
+                .hasMessageContaining("$SALLYPORT_HOME").hasMessageNotContaining("\n");
+        assertThatThrownBy(() -> Placeholders.deferred(inside).derive("A")).isInstanceOf(UncheckedIOException.class)
+                .hasMessageContaining("cannot create or read the placeholder key");
     }
 
     @Test

@@ -17,16 +17,25 @@ class RequestBodyGuardTest {
 
     private final String value = Fixtures.token("gho_");
     private SecretStore store;
+    private SecretStore refusing;       // elsewhere_on_own_hosts: refuse
     private String ph;
+    private RequestBodyGuard last;
 
     @BeforeEach
     void setUp() throws Exception {
         store = Fixtures.store(Map.of("GH", value), env("GH", List.of("api.example.com"), List.of("Authorization")));
+        refusing = Fixtures.store(Map.of("GH", value),
+                Fixtures.refusingElsewhere(env("GH", List.of("api.example.com"), List.of("Authorization"))));
         ph = store.placeholders().get("GH");
     }
 
     private Refused feed(String host, byte[] body, int chunk) {
-        RequestBodyGuard g = store.exchange(host).bodyGuard();
+        return feed(store, host, body, chunk);
+    }
+
+    private Refused feed(SecretStore from, String host, byte[] body, int chunk) {
+        RequestBodyGuard g = from.exchange(host).bodyGuard();
+        last = g;
         for (int i = 0; i < body.length; i += chunk) {
             ByteBuf b = Unpooled.wrappedBuffer(body, i, Math.min(chunk, body.length - i));
             int before = b.readerIndex();
@@ -42,13 +51,31 @@ class RequestBodyGuardTest {
     @Test
     void placeholderSplitAcrossOneByteChunksIsFound() {
         byte[] body = bytes("{\"title\":\"x\",\"body\":\"" + ph + "\"}");
-        assertThat(feed("api.example.com", body, 1)).isEqualTo(new Refused("secret_wrong_place", "GH", "body"));
+        assertThat(feed("api.example.com", body, 1)).as("its own host: goes on unchanged").isNull();
+        assertThat(last.forwarded()).containsExactly("GH");
+        assertThat(feed(refusing, "api.example.com", body, 1)).isEqualTo(new Refused("secret_wrong_place", "GH", "body"));
         assertThat(feed("gist.example.net", body, 3)).isEqualTo(new Refused("secret_wrong_host", "GH", "body"));
+        assertThat(last.forwarded()).isEmpty();
     }
 
     @Test
     void placeholderAtTheVeryEndIsFoundByFinish() {
-        assertThat(feed("api.example.com", bytes("tail:" + ph), 1000)).isEqualTo(new Refused("secret_wrong_place", "GH", "body"));
+        assertThat(feed("api.example.com", bytes("tail:" + ph), 1000)).isNull();
+        assertThat(last.forwarded()).containsExactly("GH");
+        assertThat(feed(refusing, "api.example.com", bytes("tail:" + ph), 1000))
+                .isEqualTo(new Refused("secret_wrong_place", "GH", "body"));
+        assertThat(feed("gist.example.net", bytes("tail:" + ph), 1000))
+                .isEqualTo(new Refused("secret_wrong_host", "GH", "body"));
+    }
+
+    @Test
+    void onItsOwnHostTheBodyIsStillSearchedToTheEndForAnotherHostsPlaceholder() throws Exception {
+        SecretStore two = Fixtures.store(Map.of("GH", value, "NPM", Fixtures.token("npm_")),
+                env("GH", List.of("api.example.com"), List.of("Authorization")),
+                env("NPM", List.of("registry.example.com"), List.of("Authorization")));
+        String npmPh = two.placeholders().get("NPM");
+        byte[] body = bytes("{\"a\":\"" + two.placeholders().get("GH") + "\",\"b\":\"" + npmPh + "\"}");
+        assertThat(feed(two, "api.example.com", body, 7)).isEqualTo(new Refused("secret_wrong_host", "NPM", "body"));
     }
 
     @Test

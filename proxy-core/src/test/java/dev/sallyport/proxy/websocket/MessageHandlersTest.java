@@ -154,13 +154,13 @@ class MessageHandlersTest {
 
     @Test
     void aPlaceholderInAPingIsRefusedToo() throws Exception {
-        ExchangeSecrets secrets = secrets("api.example.com");
+        ExchangeSecrets secrets = secrets("other.example.com");
         List<Refused> refused = new ArrayList<>();
         EmbeddedChannel ch = new EmbeddedChannel(new MessageGuardHandler(secrets::messageGuard, refused::add,
                 new EmbeddedChannel()));
         feedByteByByte(ch, WsFrames.masked(true, WsFrames.PING, PLACEHOLDER.getBytes(StandardCharsets.US_ASCII),
                 new byte[] {9, 9, 9, 9}));
-        assertThat(refused).singleElement().satisfies(r -> assertThat(r.reason()).isEqualTo("secret_wrong_place"));
+        assertThat(refused).singleElement().satisfies(r -> assertThat(r.reason()).isEqualTo("secret_wrong_host"));
         ch.finishAndReleaseAll();
     }
 }
