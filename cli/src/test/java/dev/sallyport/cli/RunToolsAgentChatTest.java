@@ -16,7 +16,6 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -74,7 +73,6 @@ class RunToolsAgentChatTest {
     Path dir;
 
     @Test
-    @Tag(ToolRun.AWAITING)
     void aStreamingChatWhoseBodyCarriesThePlaceholderReachesTheLlmHostAndNoOtherHost() throws Exception {
         String key = "sk-test-" + HexFormat.of().formatHex(SecureRandom.getInstanceStrong().generateSeed(16));
         try (ToolRun tools = new ToolRun(dir)) {

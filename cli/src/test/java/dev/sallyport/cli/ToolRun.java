@@ -35,9 +35,9 @@ import java.util.stream.Collectors;
  * another user, the workspace shown to it through an idmapped mount) and again in
  * {@code scripts/test-unprivileged} (all of it as a normal user).
  *
- * <p>A test tagged {@value #AWAITING} asserts behaviour that work in progress on issue 14 delivers (a placeholder
- * in a chat request's body, npm's scoped names, Debian's {@code /etc/maven}, wget's trust bundle, the host's git
- * identity); the cli pom leaves the tag out ({@code -DexcludedGroups=} runs them too) until that work is merged.
+ * <p>A test tagged {@value #AWAITING} asserts behaviour that work in progress on issue 14 delivers (Debian's
+ * {@code /etc/maven}, wget's trust bundle, the host's git identity); the cli pom leaves the tag out
+ * ({@code -DexcludedGroups=} runs them too) until that work is merged.
  */
 final class ToolRun implements AutoCloseable {
     /** The tag of a test that waits for work in progress on issue 14 (left out of the build until it lands). */
@@ -46,8 +46,10 @@ final class ToolRun implements AutoCloseable {
 
     private final Path dir;
     private final TestPki pki = TestPki.create();
-    private final Map<String, HttpsSite> sites = new LinkedHashMap<>();
-    private final Map<String, String> ruleKeysByHost = new HashMap<>();
+    private final List<HttpsSite> sites = new ArrayList<>();
+    private final Map<String, Upstream> upstreams = new LinkedHashMap<>();
+
+    private record Upstream(int port, String ruleKeys) {}
 
     ToolRun(Path dir) {
         this.dir = dir;
@@ -60,15 +62,28 @@ final class ToolRun implements AutoCloseable {
 
     /** {@link #site(String)} whose rule has {@code ruleKeys} too (YAML lines: {@code allow_encoded_slash: true}). */
     HttpsSite site(String host, String ruleKeys) {
-        HttpsSite site = HttpsSite.start(pki.issue(host));
-        sites.put(host, site);
-        ruleKeysByHost.put(host, ruleKeys);
+        HttpsSite site = HttpsSite.start(certificate(host));
+        sites.add(site);
+        upstream(host, site.port(), ruleKeys);
         return site;
     }
 
-    /** {@code https://HOST:PORT} of a started site. */
+    /** A certificate for {@code host} from the test PKI the policy trusts, for an upstream that is not a site. */
+    TestPki.Issued certificate(String host) {
+        return pki.issue(host);
+    }
+
+    /**
+     * Names an upstream the test started on {@code 127.0.0.1:port} {@code host} for the run's proxy, and allows it
+     * with a rule of its own that has {@code ruleKeys} too.
+     */
+    void upstream(String host, int port, String ruleKeys) {
+        upstreams.put(host, new Upstream(port, ruleKeys));
+    }
+
+    /** {@code https://HOST:PORT} of a started site or upstream. */
     String origin(String host) {
-        return "https://" + host + ":" + sites.get(host).port();
+        return "https://" + host + ":" + upstreams.get(host).port();
     }
 
     /** The project folder the command runs in (created on first use). */
@@ -96,7 +111,7 @@ final class ToolRun implements AutoCloseable {
         Path policy = Files.createDirectories(dir.resolve("policy")).resolve("policy.yaml");
         Files.writeString(policy, policy(policy.getParent()) + policyMore);
         Path hosts = dir.resolve("hosts");
-        Files.writeString(hosts, sites.keySet().stream().map(host -> "127.0.0.1 " + host + "\n")
+        Files.writeString(hosts, upstreams.keySet().stream().map(host -> "127.0.0.1 " + host + "\n")
                 .collect(Collectors.joining()));
         Map<String, String> cliEnv = new HashMap<>(env);
         cliEnv.putIfAbsent("SALLYPORT_HOME", dir.resolve("state").toString());
@@ -113,14 +128,14 @@ final class ToolRun implements AutoCloseable {
     private String policy(Path folder) {
         List<String> loopback = new ArrayList<>();
         StringBuilder rules = new StringBuilder();
-        sites.forEach((host, site) -> {
-            loopback.add("\"127.0.0.1:" + site.port() + "\"");
+        upstreams.forEach((host, upstream) -> {
+            loopback.add("\"127.0.0.1:" + upstream.port() + "\"");
             rules.append("""
                       - name: %s
                         hosts: [%s]
                         ports: [%d]
-                    """.formatted(host, host, site.port()));
-            ruleKeysByHost.get(host).lines().forEach(line -> rules.append("    ").append(line).append('\n'));
+                    """.formatted(host, host, upstream.port()));
+            upstream.ruleKeys().lines().forEach(line -> rules.append("    ").append(line).append('\n'));
         });
         return """
                 upstream:
@@ -134,6 +149,6 @@ final class ToolRun implements AutoCloseable {
 
     @Override
     public void close() {
-        sites.values().forEach(HttpsSite::close);
+        sites.forEach(HttpsSite::close);
     }
 }

@@ -1,4 +1,4 @@
-package dev.sallyport.testing.tools;
+package dev.sallyport.testing.upstream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -21,11 +21,11 @@ class NpmRegistryTest {
 
     @Test
     void tarReadsTheTarballBackAsWritten() throws Exception {
-        Map<String, byte[]> files = new LinkedHashMap<>();
-        files.put("package/package.json", "{\"name\":\"x\"}\n".getBytes(StandardCharsets.UTF_8));
-        files.put("package/lib/block.txt", "b".repeat(512).getBytes(StandardCharsets.UTF_8));
-        files.put("package/empty.js", new byte[0]);
-        Path tgz = Files.write(dir.resolve("x.tgz"), NpmRegistry.tarGz(files));
+        Map<String, String> files = new LinkedHashMap<>();
+        files.put("package.json", "{\"name\":\"x\"}\n");
+        files.put("lib/block.txt", "b".repeat(512));
+        files.put("empty.js", "");
+        Path tgz = Files.write(dir.resolve("x.tgz"), NpmRegistry.tarball(files));
 
         ExternalProcess.Result list = ExternalProcess.run(Duration.ofSeconds(30),
                 List.of("tar", "-tvzf", tgz.toString()), null);
@@ -34,8 +34,9 @@ class NpmRegistryTest {
         ExternalProcess.Result extract = ExternalProcess.run(Duration.ofSeconds(30),
                 List.of("tar", "-xzf", tgz.toString(), "-C", dir.toString()), null);
         assertThat(extract.exit()).as(extract.stderr()).isZero();
-        for (Map.Entry<String, byte[]> file : files.entrySet()) {
-            assertThat(Files.readAllBytes(dir.resolve(file.getKey()))).as(file.getKey()).isEqualTo(file.getValue());
+        for (Map.Entry<String, String> file : files.entrySet()) {
+            assertThat(Files.readString(dir.resolve("package").resolve(file.getKey()), StandardCharsets.UTF_8))
+                    .as(file.getKey()).isEqualTo(file.getValue());
         }
     }
 }
