@@ -61,7 +61,8 @@ public final class RunCommand implements Callable<Integer> {
     List<String> secrets = new ArrayList<>();
 
     @Option(names = "--env", paramLabel = "NAME", split = ",",
-            description = "Pass this host variable through (nothing else from the host environment is visible).")
+            description = "Pass this host variable through (nothing else from the host environment is visible); "
+                    + "JAVA_TOOL_OPTIONS is put before the sandbox's own options, which win.")
     List<String> passEnv = new ArrayList<>();
 
     @Option(names = "--allow-read", paramLabel = "PATH", split = ",",
@@ -80,7 +81,8 @@ public final class RunCommand implements Callable<Integer> {
     Path caCert;
 
     @Option(names = "--audit", paramLabel = "FILE",
-            description = "Audit log of the run's own proxy (default: $SALLYPORT_HOME/runs/run-TIMESTAMP.jsonl).")
+            description = "Audit log of the run's own proxy (default: the policy's audit.path when it names a file "
+                    + "outside the workspace, else $SALLYPORT_HOME/runs/run-TIMESTAMP.jsonl).")
     Path auditFile;
 
     @Option(names = "--require-landlock", description = "Fail unless the kernel enforces every protection: Landlock's "
@@ -89,6 +91,11 @@ public final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--git-writable", description = "Let COMMAND commit: .git writable, its hooks and config still read-only.")
     boolean gitWritable;
+
+    @Option(names = "--package-cache", description = "process backend: keep package caches (~/.m2/repository, "
+            + "~/.npm, ~/.cache/pip, Go's, cargo's, Gradle's) between runs of this workspace, in "
+            + "$SALLYPORT_HOME/caches/NAME-HASH (this workspace's only).")
+    boolean packageCache;
 
     @Option(names = "--memory", paramLabel = "SIZE", defaultValue = "8g",
             description = "process backend: memory of the whole sandbox, tmpfs contents included, where a cgroup can be "
@@ -123,9 +130,11 @@ public final class RunCommand implements Callable<Integer> {
         switch (backend) {
             case "process" -> {
                 ResourceLimits limits = limits();
-                run.proxy(proxy()).process(sandbox -> {
+                Optional<Path> caches = packageCache ? Optional.of(StateDirectory.resolve()) : Optional.empty();
+                run.proxy(proxy(policy, workspace)).process(sandbox -> {
                     sandbox.limits(limits).requireLandlock(requireLandlock).gitWritable(gitWritable)
                             .hostEnv(System.getenv());
+                    caches.ifPresent(sandbox::packageCaches);
                     passEnv.forEach(sandbox::passEnv);
                     allowRead.forEach(sandbox::readOnly);
                     allowWrite.forEach(sandbox::readWrite);
@@ -140,8 +149,11 @@ public final class RunCommand implements Callable<Integer> {
         return build(run).run(WriterStream.over(cli.getOut()), WriterStream.over(cli.getErr()));
     }
 
-    /** {@code --proxy} and {@code --ca-cert}, or the run's own proxy with {@code --audit} or one under the state folder. */
-    private SandboxRun.ProxyMode proxy() throws IOException {
+    /**
+     * {@code --proxy} and {@code --ca-cert}, or the run's own proxy with {@code --audit}, else with the policy's
+     * {@code audit.path} when it names a file the command cannot write, else with one under the state folder.
+     */
+    private SandboxRun.ProxyMode proxy(Policy policy, Path workspace) throws IOException {
         if (proxyAddress != null) {
             HostPort target = HostPort.parse(proxyAddress);
             InetSocketAddress address = new InetSocketAddress(target.host(), target.port());
@@ -150,9 +162,42 @@ public final class RunCommand implements Callable<Integer> {
                     : state.resolve("ca").resolve(CertificateAuthority.CERT_FILE));
             return new SandboxRun.ProxyMode.Running(address, ca, state);
         }
-        SandboxRun.ProxyMode.Own own = auditFile != null ? new SandboxRun.ProxyMode.Own(Optional.of(auditFile))
-                : SandboxRun.ProxyMode.Own.auditUnder(StateDirectory.resolve());
-        return own.withPlaceholderKeysIn(StateDirectory.resolve());   // the same placeholders in every run
+        return ownProxy(policy, workspace).withPlaceholderKeysIn(StateDirectory.resolve());   // same placeholders every run
+    }
+
+    /** The run's own proxy: its audit log where {@link #proxy} says. */
+    private SandboxRun.ProxyMode.Own ownProxy(Policy policy, Path workspace) throws IOException {
+        if (auditFile != null) {
+            return new SandboxRun.ProxyMode.Own(Optional.of(auditFile));
+        }
+        if (policy.audit().isStdout()) {
+            return SandboxRun.ProxyMode.Own.auditUnder(StateDirectory.resolve());
+        }
+        Path audit = Path.of(policy.audit().path()).toAbsolutePath().normalize();
+        List<Path> writable = new ArrayList<>(List.of(workspace));
+        writable.addAll(allowWrite);
+        Optional<Path> inside = writable.stream().filter(w -> real(audit).startsWith(real(w))).findFirst();
+        if (inside.isEmpty()) {
+            return new SandboxRun.ProxyMode.Own(Optional.of(audit));
+        }
+        SandboxRun.ProxyMode.Own own = SandboxRun.ProxyMode.Own.auditUnder(StateDirectory.resolve());
+        spec.commandLine().getErr().println("sallyport: the policy's audit.path " + audit + " is inside " + inside.get()
+                + ", which the command can write: the run's audit log goes to " + own.audit().orElseThrow()
+                + " instead (--audit FILE chooses another)");
+        return own;
+    }
+
+    /** {@code p} with the links of its longest existing part resolved. */
+    private static Path real(Path p) {
+        Path absolute = p.toAbsolutePath().normalize();
+        for (Path existing = absolute; existing != null; existing = existing.getParent()) {
+            try {
+                return existing.toRealPath().resolve(existing.relativize(absolute));
+            } catch (IOException e) {
+                // not there (yet): try the folder above
+            }
+        }
+        return absolute;
     }
 
     private SandboxRun.Backend.Nerdctl nerdctl() {

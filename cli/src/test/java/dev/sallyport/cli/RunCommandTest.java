@@ -59,6 +59,34 @@ class RunCommandTest {
     }
 
     @Test
+    void thePolicysAuditPathIsUsedResolvedAgainstThePolicysFolderUnlessTheCommandCouldWriteIt() throws Exception {
+        Path workspace = Files.createDirectories(dir.resolve("ws"));
+        Path policies = Files.createDirectories(dir.resolve("policies"));
+        Path policy = Files.writeString(policies.resolve("p.yaml"), "audit: {path: logs/run.jsonl}\nrules: []\n");
+        Files.createDirectories(policies.resolve("logs"));
+        String denied = "curl -sS -o /dev/null -w '%{http_connect}' https://denied.example.net/ > denied.txt; exit 0";
+        Map<String, String> env = Map.of("SALLYPORT_HOME", dir.resolve("state").toString());
+        ExternalProcess.Result run = CliProcess.run(env, Duration.ofSeconds(180), "run", "--policy", policy.toString(),
+                "--workdir", workspace.toString(), "--", "sh", "-c", denied);
+        assertThat(run.exit()).as(run.stderr()).isZero();
+        assertThat(run.stderr()).contains("audit log " + policies.resolve("logs/run.jsonl"));
+        assertThat(Files.readString(policies.resolve("logs/run.jsonl"))).contains("\"host\":\"denied.example.net\"");
+
+        Path inWorkspace = Files.writeString(workspace.resolve("p.yaml"), "audit: {path: audit.jsonl}\nrules: []\n");
+        ExternalProcess.Result inside = CliProcess.run(env, Duration.ofSeconds(180), "run", "--policy",
+                inWorkspace.toString(), "--workdir", workspace.toString(), "--", "sh", "-c", denied);
+        assertThat(inside.exit()).as(inside.stderr()).isZero();
+        assertThat(inside.stderr()).contains("sallyport: the policy's audit.path " + workspace.resolve("audit.jsonl")
+                + " is inside " + workspace + ", which the command can write: the run's audit log goes to "
+                + dir.resolve("state/runs")).contains("(--audit FILE chooses another)");
+        assertThat(workspace.resolve("audit.jsonl")).doesNotExist();
+        try (var runs = Files.list(dir.resolve("state/runs"))) {
+            assertThat(runs.toList()).singleElement().satisfies(log -> assertThat(Files.readString(log))
+                    .contains("\"host\":\"denied.example.net\""));
+        }
+    }
+
+    @Test
     void withARunningProxyTheCommandGoesThroughItAndTheRunStartsNoneOfItsOwn() throws Exception {
         Queue<String> seen = new ConcurrentLinkedQueue<>();
         HttpServer standIn = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 16);

@@ -2,13 +2,16 @@ package dev.sallyport.sandbox;
 
 import dev.sallyport.sandbox.internal.BwrapCommand;
 import dev.sallyport.sandbox.internal.Cgroups;
+import dev.sallyport.sandbox.internal.GitIdentity;
 import dev.sallyport.sandbox.internal.HostAccounts;
 import dev.sallyport.sandbox.internal.HostLink;
+import dev.sallyport.sandbox.internal.HomeTools;
 import dev.sallyport.sandbox.internal.HostSockets;
 import dev.sallyport.sandbox.internal.Inside;
 import dev.sallyport.sandbox.internal.Launch;
 import dev.sallyport.sandbox.internal.Launcher;
 import dev.sallyport.sandbox.internal.LimitEnforcement;
+import dev.sallyport.sandbox.internal.PackageCaches;
 import dev.sallyport.sandbox.internal.ProtectedPaths;
 import dev.sallyport.sandbox.internal.RootDrop;
 import dev.sallyport.sandbox.internal.SandboxEnvironment;
@@ -77,9 +80,15 @@ public final class ProcessSandbox {
      * {@link #start(SandboxSpec, Stdio)} using at most Landlock ABI {@code landlockAbiCap}: tests attack the
      * sandbox as an older kernel would build it.
      */
-    static RunningSandbox start(SandboxSpec spec, Stdio stdio, int landlockAbiCap) throws SandboxException {
+    static RunningSandbox start(SandboxSpec requested, Stdio stdio, int landlockAbiCap) throws SandboxException {
         BubblewrapProbe.Bubblewrap bwrap = BubblewrapProbe.require();
-        checkWorkdir(spec);
+        checkWorkdir(requested);
+        List<Path> visible = new ArrayList<>(List.of(requested.workdir()));
+        visible.addAll(requested.readOnly());
+        visible.addAll(requested.readWrite());
+        HomeTools.Plan tools = HomeTools.plan(requested.hostEnv(), requested.command().getFirst(),
+                requested.hostHome(), visible);
+        SandboxSpec spec = withReadOnly(requested, tools.shown());
         ProtectedPaths.Plan plan = ProtectedPaths.prepare(spec.workdir(), spec.gitWritable());
         Path root = null;
         HostLink link = null;
@@ -103,16 +112,28 @@ public final class ProcessSandbox {
                             + spec.insidePort() + "\n");
             Files.writeString(mounted.resolve("hosts"), "127.0.0.1 localhost\n::1 localhost\n");
             HostAccounts.write(mounted, user, spec.hostHome());
-            limits = Cgroups.create(spec.limits());
             String run = BwrapCommand.RUN_DIR;
-            Map<String, String> env = SandboxEnvironment.forProcess(spec, run + "/" + TrustFiles.BUNDLE,
+            List<String> seeds = new ArrayList<>();
+            Optional<String> identity = GitIdentity.read(spec.hostHome(), user);
+            if (identity.isPresent()) {
+                Files.writeString(mounted.resolve(GitIdentity.FILE), identity.get());
+                seeds.addAll(List.of(run + "/" + GitIdentity.FILE, spec.hostHome().resolve(".gitconfig").toString()));
+            }
+            Map<String, Path> caches = spec.packageCaches().isPresent()
+                    ? PackageCaches.create(spec.packageCaches().get()) : Map.of();
+            List<String> notices = new ArrayList<>(user.notice().stream().toList());
+            notices.addAll(tools.notices());
+            gitNotice(spec).ifPresent(notices::add);
+            limits = Cgroups.create(spec.limits());
+            Map<String, String> env = SandboxEnvironment.forProcess(spec, tools.path(), run + "/" + TrustFiles.BUNDLE,
                     run + "/" + TrustFiles.P12);
             Optional<ResourceLimits> rlimits = limits.rlimits();
             int abi = Math.min(LandlockProbe.abi(), landlockAbiCap);
             Launch launch = new Launch(spec.command(), env, spec.workdir().toString(), spec.insidePort(),
-                    run + "/" + HOST_SOCKET, spec.requireLandlock(), List.of("/"), writable(spec), List.of("/dev"),
-                    rlimits.map(ResourceLimits::memoryBytes).orElse(0L), rlimits.map(r -> (long) r.pids()).orElse(0L),
-                    HostLink.canSupervise(), landlockAbiCap, user.notice().stream().toList());
+                    run + "/" + HOST_SOCKET, spec.requireLandlock(), List.of("/"), writable(spec, caches.keySet()),
+                    List.of("/dev"), rlimits.map(ResourceLimits::memoryBytes).orElse(0L),
+                    rlimits.map(r -> (long) r.pids()).orElse(0L), HostLink.canSupervise(), landlockAbiCap, notices,
+                    seeds);
             Files.write(mounted.resolve("launch"), launch.encode());
             link = HostLink.listen(mounted.resolve(HOST_SOCKET));
             Path seccomp = Files.write(root.resolve("seccomp.bpf"), SeccompFilter.forCurrentArch());
@@ -120,7 +141,7 @@ public final class ProcessSandbox {
             drop = user instanceof WorkloadUser.Dropped dropped
                     ? RootDrop.prepare(spec, dropped, root, classes(), javaHome) : RootDrop.none(classes());
             List<String> warnings = new ArrayList<>();
-            List<String> argv = launcher(bwrap, spec, plan, mounted, seccomp, limits, user, drop, warnings);
+            List<String> argv = launcher(bwrap, spec, plan, mounted, seccomp, limits, user, drop, caches, warnings);
             ProcessBuilder pb = new ProcessBuilder(argv).redirectInput(stdio.in()).redirectOutput(stdio.out())
                     .redirectError(stdio.err());
             pb.environment().clear();
@@ -159,7 +180,8 @@ public final class ProcessSandbox {
      */
     private static List<String> launcher(BubblewrapProbe.Bubblewrap bwrap, SandboxSpec spec, ProtectedPaths.Plan plan,
                                          Path mounted, Path seccomp, LimitEnforcement limits, WorkloadUser user,
-                                         RootDrop drop, List<String> warnings) throws SandboxException {
+                                         RootDrop drop, Map<String, Path> caches, List<String> warnings)
+            throws SandboxException {
         Path javaHome = Path.of(System.getProperty("java.home"));
         boolean layer = Launcher.userNamespaceLayer(drop.prefix());
         Optional<BwrapCommand.Ids> ids = layer ? Optional.of(new BwrapCommand.Ids(user.uid(), user.gid()))
@@ -167,7 +189,7 @@ public final class ProcessSandbox {
         List<Path> grants = new ArrayList<>(spec.readOnly());
         grants.addAll(spec.readWrite());
         List<String> command = BwrapCommand.build(bwrap, spec, plan, new BwrapCommand.Layout(mounted, drop.classes(),
-                javaHome, ids, HostSockets.cover(plan, grants), drop.sources()));
+                javaHome, ids, HostSockets.cover(plan, grants), drop.sources(), caches));
         if (layer) {
             command = Launcher.withInotifyShare(spec.limits().inotifyInstances(), spec.limits().inotifyWatches(), command);
         } else {
@@ -190,11 +212,34 @@ public final class ProcessSandbox {
         notices.flush();
     }
 
-    private static List<String> writable(SandboxSpec spec) {
+    private static List<String> writable(SandboxSpec spec, java.util.Set<String> caches) {
         List<String> paths = new ArrayList<>(List.of(spec.workdir().toString(), "/tmp", "/dev/shm",
                 spec.hostHome().toString()));
         spec.readWrite().forEach(p -> paths.add(p.toString()));
+        caches.forEach(location -> paths.add(spec.hostHome().resolve(location).toString()));
         return paths;
+    }
+
+    /** The one line a run without {@code gitWritable} says when the workspace is a git checkout. */
+    private static Optional<String> gitNotice(SandboxSpec spec) {
+        Path git = spec.workdir().resolve(".git");
+        if (spec.gitWritable() || !Files.exists(git, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return Optional.empty();
+        }
+        return Optional.of(git + " is read-only inside (git commit, fetch, pull and checkout fail with 'Read-only "
+                + "file system'); --git-writable makes it writable, its hooks and config still read-only");
+    }
+
+    /** {@code spec} with {@code more} shown read-only too. */
+    private static SandboxSpec withReadOnly(SandboxSpec spec, List<Path> more) {
+        if (more.isEmpty()) {
+            return spec;
+        }
+        List<Path> readOnly = new ArrayList<>(spec.readOnly());
+        readOnly.addAll(more);
+        return new SandboxSpec(spec.command(), spec.workdir(), spec.proxy(), spec.caPem(), spec.passEnv(),
+                spec.placeholders(), readOnly, spec.readWrite(), spec.requireLandlock(), spec.gitWritable(),
+                spec.hostHome(), spec.hostEnv(), spec.insidePort(), spec.limits(), spec.packageCaches());
     }
 
     private static void checkWorkdir(SandboxSpec spec) throws SandboxException {

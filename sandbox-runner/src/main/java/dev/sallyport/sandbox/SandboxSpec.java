@@ -1,5 +1,6 @@
 package dev.sallyport.sandbox;
 
+import dev.sallyport.sandbox.internal.PackageCaches;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -7,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
@@ -27,11 +29,15 @@ import java.util.regex.Pattern;
  * @param hostEnv          the host environment that {@code passEnv}, TERM and LANG are read from
  * @param insidePort       the TCP port inside the sandbox where the proxy answers
  * @param limits           memory, tasks, tmpfs sizes and inotify budget ({@link ResourceLimits#defaults()})
+ * @param packageCaches    this workspace's package cache folder on the host, shown writable at the package managers'
+ *                         cache locations in the home folder ({@code ~/.m2/repository}, {@code ~/.npm}, ...); empty:
+ *                         every run starts with empty caches
  */
 public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress proxy, byte[] caPem,
                           List<String> passEnv, Map<String, String> placeholders, List<Path> readOnly,
                           List<Path> readWrite, boolean requireLandlock, boolean gitWritable, Path hostHome,
-                          Map<String, String> hostEnv, int insidePort, ResourceLimits limits) {
+                          Map<String, String> hostEnv, int insidePort, ResourceLimits limits,
+                          Optional<Path> packageCaches) {
     /** The inside port used unless told otherwise. */
     public static final int DEFAULT_INSIDE_PORT = 3128;
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
@@ -68,6 +74,7 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
             throw new IllegalArgumentException("insidePort: " + insidePort + " (expected: 1..65535)");
         }
         Objects.requireNonNull(limits, "limits");
+        packageCaches = packageCaches.map(p -> p.toAbsolutePath().normalize());
     }
 
     @Override
@@ -85,7 +92,7 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
         return "SandboxSpec[command=" + command + ", workdir=" + workdir + ", proxy=" + proxy + ", caPem="
                 + caPem.length + " bytes, passEnv=" + passEnv + ", secrets=" + placeholders.keySet() + ", readOnly="
                 + readOnly + ", readWrite=" + readWrite + ", requireLandlock=" + requireLandlock + ", gitWritable="
-                + gitWritable + ", hostHome=" + hostHome + ", insidePort=" + insidePort + ", limits=" + limits + "]";
+                + gitWritable + ", hostHome=" + hostHome + ", insidePort=" + insidePort + ", limits=" + limits + ", packageCaches=" + packageCaches + "]";
     }
 
     private static void checkEnvName(String field, String name) {
@@ -119,6 +126,7 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
         private Map<String, String> hostEnv = System.getenv();
         private int insidePort = DEFAULT_INSIDE_PORT;
         private ResourceLimits limits;
+        private Path cacheState;
 
         private Builder(List<String> command, Path workdir, InetSocketAddress proxy, byte[] caPem) {
             this.command = command;
@@ -177,10 +185,20 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
             return this;
         }
 
+        /**
+         * Keeps package caches between runs of this workspace: in a folder of its own under
+         * {@code stateDirectory/caches/} (named after the workspace and a hash of its path), outside the workspace.
+         */
+        public Builder packageCaches(Path stateDirectory) {
+            this.cacheState = stateDirectory;
+            return this;
+        }
+
         public SandboxSpec build() {
             return new SandboxSpec(command, workdir, proxy, caPem, passEnv, placeholders, readOnly, readWrite,
                     requireLandlock, gitWritable, hostHome, hostEnv, insidePort,
-                    limits != null ? limits : ResourceLimits.defaults());
+                    limits != null ? limits : ResourceLimits.defaults(),
+                    Optional.ofNullable(cacheState).map(state -> PackageCaches.folder(state, workdir)));
         }
     }
 }

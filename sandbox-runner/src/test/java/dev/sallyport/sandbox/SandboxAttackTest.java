@@ -265,10 +265,11 @@ class SandboxAttackTest {
 
     @Test
     void hostSecretsUnderEtcAreNotVisible() throws Exception {
-        Fixture.Run r = f.run("ls /etc/shadow /etc/sudoers /etc/ssh 2>&1; ls -A /etc/ssl/private | wc -l");
-        assertThat(r.out()).contains("'/etc/shadow': No such file or directory")
-                .contains("'/etc/sudoers': No such file or directory")
-                .contains("'/etc/ssh': No such file or directory").endsWith("0\n");
+        // /etc is shown, its secrets as empty files and folders (SandboxEverydayToolsTest reads every one)
+        Fixture.Run r = f.run("echo shadow=$(cat /etc/shadow 2>/dev/null | wc -c); echo sudoers=$(cat /etc/sudoers"
+                + " 2>/dev/null | wc -c); echo hostkeys=$(ls /etc/ssh 2>/dev/null | grep -c '^ssh_host_.*_key$');"
+                + " echo private=$(ls -A /etc/ssl/private 2>/dev/null | wc -l)");
+        assertThat(r.out()).contains("shadow=0\n", "sudoers=0\n", "hostkeys=0\n", "private=0\n");
     }
 
     @Test

@@ -83,6 +83,43 @@ class SandboxTlsTest {
     }
 
     @Test
+    void toolsThatReadOnlyTheDistributionsBundleTrustTheProxyCa() throws Exception {
+        // No variable names a bundle here: wget (GnuTLS), curl and Python find it at the distribution's path.
+        String unset = String.join(" ", dev.sallyport.sandbox.internal.SandboxEnvironment.CA_BUNDLE.stream()
+                .map(name -> "-u " + name).toList());
+        SandboxSpec spec = SandboxSpec.builder(List.of("/bin/sh", "-c", "env " + unset + " wget -q -O page.html"
+                        + " https://registry.example.com/; echo wget=$?; env " + unset + " curl -sS -m 20 -o /dev/null"
+                        + " -w 'curl=%{http_code}\n' https://registry.example.com/; env " + unset + " python3 -c"
+                        + " 'import urllib.request; print(\"python=%d\" % urllib.request.urlopen(\"https://registry.example.com/\").status)'"),
+                f.workspace, connect.address(), f.caPem).hostHome(f.home).build();
+        Fixture.Run r = f.run(spec, new byte[0]);
+        assertThat(r.out()).as(r.err()).contains("wget=0", "curl=200", "python=200");
+        assertThat(f.workspace.resolve("page.html")).content().contains("s_server");
+        assertThat(connect.connects).containsOnly("registry.example.com:443");
+    }
+
+    @Test
+    void theUsersJavaToolOptionsApplyAndTheSandboxsProxyAndTrustStillWin() throws Exception {
+        Files.writeString(f.workspace.resolve("Flag.java"), """
+                public class Flag {
+                    public static void main(String[] a) throws Exception {
+                        System.out.println("flag " + System.getProperty("user.flag"));
+                        var c = (java.net.HttpURLConnection) java.net.URI.create(a[0]).toURL().openConnection();
+                        System.out.println("java status " + c.getResponseCode());
+                    }
+                }
+                """);
+        SandboxSpec spec = SandboxSpec.builder(List.of("java", "-Xshare:auto", "-XX:TieredStopAtLevel=1", "Flag.java",
+                        "https://registry.example.com/"), f.workspace, connect.address(), f.caPem).hostHome(f.home)
+                .hostEnv(java.util.Map.of("JAVA_TOOL_OPTIONS", "-Duser.flag=from-the-user -Dhttps.proxyHost=192.0.2.1"
+                        + " -Dhttps.proxyPort=9 -Djavax.net.ssl.trustStore=/nonexistent"))
+                .passEnv("JAVA_TOOL_OPTIONS").build();
+        Fixture.Run r = f.run(spec, new byte[0]);
+        assertThat(r.out()).as(r.err()).contains("flag from-the-user", "java status 200");
+        assertThat(connect.connects).containsOnly("registry.example.com:443");
+    }
+
+    @Test
     void withoutOurCaTheSameFetchFails() throws Exception {
         byte[] otherCa = Files.readAllBytes(f.root.resolve("ca.pem"));
         Path otherDir = Files.createDirectories(tmp.resolve("other"));

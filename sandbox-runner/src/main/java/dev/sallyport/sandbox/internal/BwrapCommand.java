@@ -13,9 +13,10 @@ import java.util.Optional;
 
 /**
  * Builds bwrap's argument list: the namespaces and process flags, then the mounts in an order where later
- * mounts win (system folders read-only, {@code /proc} with {@link ProcMasks}, private {@code /tmp}, hidden home,
- * grants, the workspace, the folders pinned inside it and the protected paths, the host sockets found in the
- * workspace and the grants, the sandbox's own read-only files), then the seccomp fd and the {@link Inside} JVM.
+ * mounts win (system folders read-only, {@code /etc} from {@link EtcMounts}, {@code /proc} with {@link ProcMasks},
+ * private {@code /tmp}, hidden home, the package caches, grants, the workspace, the folders pinned inside it and the
+ * protected paths, the host sockets found in the workspace and the grants, the sandbox's own read-only files), then
+ * the seccomp fd and the {@link Inside} JVM.
  */
 public final class BwrapCommand {
     /** Where the runtime folder (socket, launch file, trust files) appears inside. */
@@ -31,18 +32,6 @@ public final class BwrapCommand {
     /** The fd number bwrap reads the seccomp program from. */
     public static final int SECCOMP_FD = 3;
     static final List<String> SYSTEM_DIRS = List.of("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32");
-    /** The only /etc entries the sandbox sees (no shadow, sudoers, ssh host keys, machine secrets). */
-    static final List<String> ETC_ENTRIES = List.of("alternatives", "ssl", "ca-certificates",
-            "ca-certificates.conf", "pki", "crypto-policies", "nsswitch.conf", "host.conf",
-            "gai.conf", "services", "protocols", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime",
-            "timezone", "os-release", "lsb-release", "debian_version", "mime.types", "gitconfig", "bash.bashrc",
-            "profile", "profile.d", "inputrc", "terminfo", "locale.alias", "locale.conf", "default", "python3", "python3.11", "python3.12", "perl", "npmrc", "magic", "mailcap", "manpath.config",
-            "login.defs", "shells", "environment");
-    /** Private-key folders inside the allowed /etc entries: hidden under an empty tmpfs. */
-    static final List<String> ETC_MASKED = List.of("/etc/ssl/private", "/etc/pki/tls/private", "/etc/pki/CA/private");
-
-    /** The size of each masked /etc folder (empty, read-only). */
-    static final long ETC_MASK_SIZE = 64 * 1024;
 
     /** The uid and gid the command keeps inside when bwrap runs in the launcher's user namespace (as its root). */
     public record Ids(int uid, int gid) {}
@@ -68,12 +57,14 @@ public final class BwrapCommand {
      * @param hostSockets socket files of host services in the workspace or grants, each covered by an empty file
      * @param sources     folders shown from elsewhere ({@link RootDrop}'s idmapped mounts), by the folder they
      *                    stand for; a path inside one comes from the same place inside its source
+     * @param caches      the workspace's package caches ({@link PackageCaches}): host folder by its place in the home
      */
     public record Layout(Path runtime, Path classes, Path javaHome, Optional<Ids> keepIds, List<Path> hostSockets,
-                         Map<Path, Path> sources) {
+                         Map<Path, Path> sources, Map<String, Path> caches) {
         public Layout {
             hostSockets = List.copyOf(hostSockets);
             sources = Map.copyOf(sources);
+            caches = Map.copyOf(caches);
         }
     }
 
@@ -94,6 +85,12 @@ public final class BwrapCommand {
         }
         c.add("--clearenv", "--setenv", "PATH", SandboxEnvironment.DEFAULT_PATH);
         c.systemFolders();
+        try {
+            c.args.addAll(EtcMounts.args(EtcMounts.ETC, runtime.resolve(EMPTY_FILE), runtime.resolve(EMPTY_DIR),
+                    runtime.resolve(TrustFiles.BUNDLE)));
+        } catch (java.io.IOException e) {
+            throw new SandboxException("/etc: cannot list what to show of it: " + e.getMessage(), e);
+        }
         c.add("--ro-bind", runtime.resolve("resolv.conf").toString(), "/etc/resolv.conf");
         c.add("--ro-bind", runtime.resolve("hosts").toString(), "/etc/hosts");
         c.add("--ro-bind", runtime.resolve("passwd").toString(), "/etc/passwd");
@@ -107,6 +104,9 @@ public final class BwrapCommand {
         c.tmpfs("/tmp", size);
         c.tmpfs(spec.hostHome().toString(), size);
         c.add("--ro-bind", c.source(javaHome), javaHome.toString());
+        for (Map.Entry<String, Path> cache : new java.util.TreeMap<>(layout.caches()).entrySet()) {
+            c.add("--bind", c.source(cache.getValue()), spec.hostHome().resolve(cache.getKey()).toString());
+        }
         for (Path p : spec.readOnly()) {
             existing("readOnly", p);
             c.add("--ro-bind", c.source(p), p.toString());
@@ -160,27 +160,6 @@ public final class BwrapCommand {
         }
         if (Files.isDirectory(Path.of("/opt"))) {
             add("--ro-bind", "/opt", "/opt");
-        }
-        add("--dir", "/etc");
-        List<String> entries = new ArrayList<>(ETC_ENTRIES);
-        // Debian's JDKs keep conf/security in /etc/java-N-openjdk (symlinked from the JDK folder).
-        try (var etc = Files.list(Path.of("/etc"))) {
-            etc.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("java-") || n.equals("java"))
-                    .sorted().forEach(entries::add);
-        } catch (java.io.IOException e) {
-            // no /etc listing: the fixed entries still apply
-        }
-        for (String name : entries) {
-            Path p = Path.of("/etc", name);
-            if (Files.exists(p)) {
-                add("--ro-bind", p.toString(), p.toString());
-            }
-        }
-        for (String masked : ETC_MASKED) {
-            if (Files.isDirectory(Path.of(masked))) {
-                tmpfs(masked, ETC_MASK_SIZE);
-                add("--remount-ro", masked);
-            }
         }
     }
 

@@ -52,6 +52,11 @@ public final class HostAccounts {
         });
     }
 
+    /** The home folder of {@code uid} in the host's passwd file. */
+    static Optional<Path> home(int uid) {
+        return entry(PASSWD, uid).map(e -> e[5]).filter(h -> h.startsWith("/")).map(Path::of);
+    }
+
     /** The fields of the first line of a passwd-format file whose third field is {@code id}. */
     private static Optional<String[]> entry(Path file, int id) {
         List<String> lines;

@@ -55,6 +55,7 @@ public final class Inside {
         for (String notice : launch.notices()) {
             System.err.println("sallyport sandbox: " + notice);
         }
+        seed(launch.seeds());
         Landlock landlock = Landlock.forCurrentArch();
         // Not dumpable while it lives, although nothing else runs inside yet: execve resets the flag.
         landlock.setNotDumpable();
@@ -96,6 +97,17 @@ public final class Inside {
         }
         throw new SetupException(NOT_FOUND, launch.command().getFirst() + ": cannot start inside the sandbox: "
                 + reason + " (expected: a program on the sandbox's PATH or an absolute path)");
+    }
+
+    /** Copies each source to its target (the home's {@code .gitconfig}) unless the target exists. */
+    private static void seed(List<String> seeds) throws IOException {
+        for (int i = 0; i < seeds.size(); i += 2) {
+            Path target = Path.of(seeds.get(i + 1));
+            if (!Files.exists(target, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                Files.createDirectories(target.getParent());
+                Files.copy(Path.of(seeds.get(i)), target);
+            }
+        }
     }
 
     private static String confineAndExec(Launch launch, Landlock landlock, int abi, List<Landlock.PathRule> rules,

@@ -15,14 +15,16 @@ import java.util.Map;
  * What the host tells {@link Inside}: the command, its exact environment, the port to listen on, the host's unix
  * socket that the listener (and the seccomp listener, when {@code supervise}) is handed to, the Landlock rules, the
  * rlimits to set where no cgroup holds the sandbox (0: none), the highest Landlock ABI to use
- * ({@code landlockAbiCap}, lower than the kernel's only in tests) and lines to print first ({@code notices}).
+ * ({@code landlockAbiCap}, lower than the kernel's only in tests), lines to print first ({@code notices}) and files
+ * to copy before the command starts ({@code seeds}: source and target paths inside, in pairs; a target that exists
+ * is left as it is).
  * Travels as a read-only file (not argv or environment, so the setup JVM's {@code /proc} entries show nothing but
  * the file's name).
  */
 public record Launch(List<String> command, Map<String, String> env, String cwd, int port, String socket,
                      boolean requireLandlock, List<String> readPaths, List<String> writePaths,
                      List<String> devicePaths, long rlimitData, long rlimitTasks, boolean supervise,
-                     int landlockAbiCap, List<String> notices) {
+                     int landlockAbiCap, List<String> notices, List<String> seeds) {
     private static final int MAGIC = 0x53504c32; // "SPL2"
 
     public Launch {
@@ -32,6 +34,10 @@ public record Launch(List<String> command, Map<String, String> env, String cwd, 
         writePaths = List.copyOf(writePaths);
         devicePaths = List.copyOf(devicePaths);
         notices = List.copyOf(notices);
+        seeds = List.copyOf(seeds);
+        if (seeds.size() % 2 != 0) {
+            throw new IllegalArgumentException("seeds: " + seeds.size() + " paths (expected: source and target pairs)");
+        }
         if (landlockAbiCap < 0) {
             throw new IllegalArgumentException("landlockAbiCap: " + landlockAbiCap + " (expected: >= 0)");
         }
@@ -59,6 +65,7 @@ public record Launch(List<String> command, Map<String, String> env, String cwd, 
             out.writeBoolean(supervise);
             out.writeInt(landlockAbiCap);
             writeList(out, notices);
+            writeList(out, seeds);
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
@@ -78,7 +85,7 @@ public record Launch(List<String> command, Map<String, String> env, String cwd, 
         }
         return new Launch(command, env, readString(in), in.readInt(), readString(in), in.readBoolean(),
                 readList(in), readList(in), readList(in), in.readLong(), in.readLong(), in.readBoolean(), in.readInt(),
-                readList(in));
+                readList(in), readList(in));
     }
 
     private static void writeList(DataOutputStream out, List<String> list) throws IOException {

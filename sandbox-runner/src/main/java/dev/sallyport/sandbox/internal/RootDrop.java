@@ -20,7 +20,7 @@ import java.util.zip.ZipFile;
 /**
  * What a root runner prepares so that bwrap, and so the command, runs as the {@link WorkloadUser.Dropped} uid:
  * bwrap is started through {@code setpriv} (util-linux) with that uid and gid and no supplementary groups; the
- * runtime folder becomes that user's; the workspace and the writable grants are shown through
+ * runtime folder becomes that user's; the workspace, the writable grants and the package caches are shown through
  * {@link HostMount}s (their owner mapped to the command's uid) when that uid does not own them or cannot
  * reach them; this module's classes are copied into the runtime folder when that uid cannot read them where they
  * are; a read-only grant, or the JDK, below folders that uid cannot pass is shown as it is
@@ -69,6 +69,7 @@ public final class RootDrop implements AutoCloseable {
             }
             List<Path> writable = new ArrayList<>(List.of(spec.workdir()));
             writable.addAll(spec.readWrite());
+            spec.packageCaches().ifPresent(writable::add);
             for (Path folder : writable) {
                 int owner = (int) Files.getAttribute(folder, "unix:uid");
                 int group = (int) Files.getAttribute(folder, "unix:gid");

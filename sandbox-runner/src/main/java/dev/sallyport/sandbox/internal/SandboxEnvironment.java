@@ -18,8 +18,8 @@ import java.util.TreeMap;
  *
  * <p>Order: the backend's base, the host variables passed through by name, the routing variables
  * ({@link #PROXY_URL}, {@link #NO_PROXY}, {@code NODE_USE_ENV_PROXY}, {@link #CA_BUNDLE}, {@code JAVA_TOOL_OPTIONS}),
- * then the secrets' placeholders by name. A passed-through variable may replace the base, never a routing variable;
- * a secret may replace nothing.
+ * then the secrets' placeholders by name. A passed-through variable may replace the base, never a routing variable
+ * (except {@link #MERGED}); a secret may replace nothing.
  */
 public final class SandboxEnvironment {
     /** The process sandbox's PATH (the guest keeps its image's). */
@@ -35,6 +35,12 @@ public final class SandboxEnvironment {
             "REQUESTS_CA_BUNDLE", "PIP_CERT", "GIT_SSL_CAINFO", "CURL_CA_BUNDLE", "npm_config_cafile",
             "YARN_HTTPS_CA_FILE_PATH", "AWS_CA_BUNDLE", "CARGO_HTTP_CAINFO", "DENO_CERT",
             "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH");
+    /**
+     * The routing variable a host value may be passed into: the host's Java options come first, the sandbox's after
+     * them, and for a JVM the later of two equal {@code -D} options wins, so the proxy and trust store stay the
+     * sandbox's.
+     */
+    public static final String MERGED = "JAVA_TOOL_OPTIONS";
     static final String LOOPBACK_NAMES = "localhost,127.0.0.1,::1";
     /** {@link #LOOPBACK_NAMES} as Java's {@code http.nonProxyHosts} spells it (the JDK's own default list). */
     static final String JAVA_LOOPBACK_NAMES = "localhost|127.*|[::1]";
@@ -76,6 +82,11 @@ public final class SandboxEnvironment {
         SequencedMap<String, String> ours = routing(routing);
         SequencedMap<String, String> env = new LinkedHashMap<>(base);
         for (String name : passEnv) {
+            if (name.equals(MERGED)) {
+                Optional.ofNullable(hostEnv.get(name)).filter(v -> !v.isBlank())
+                        .ifPresent(v -> ours.put(name, v.strip() + " " + ours.get(name)));
+                continue;
+            }
             if (ours.containsKey(name)) {
                 throw new IllegalArgumentException("env " + name + ": set by the sandbox to route traffic through "
                         + "the proxy (expected: a variable the sandbox does not set)");
@@ -97,14 +108,15 @@ public final class SandboxEnvironment {
     }
 
     /**
-     * The process sandbox's environment: PATH, HOME (the empty tmpfs over the host home), TMPDIR, TERM and LANG
-     * (the host's, else {@code dumb} and {@code C.UTF-8}), the {@code passEnv} variables the host has, routing to
-     * {@code 127.0.0.1:}{@link SandboxSpec#insidePort()} with the trust files at {@code bundle} and {@code p12}.
+     * The process sandbox's environment: {@code path} ({@link HomeTools}), HOME (the empty tmpfs over the host home),
+     * TMPDIR, TERM and LANG (the host's, else {@code dumb} and {@code C.UTF-8}), the {@code passEnv} variables the
+     * host has, routing to {@code 127.0.0.1:}{@link SandboxSpec#insidePort()} with the trust files at {@code bundle}
+     * and {@code p12}.
      */
-    public static SequencedMap<String, String> forProcess(SandboxSpec spec, String bundle, String p12)
+    public static SequencedMap<String, String> forProcess(SandboxSpec spec, String path, String bundle, String p12)
             throws SandboxException {
         Map<String, String> base = new LinkedHashMap<>();
-        base.put("PATH", DEFAULT_PATH);
+        base.put("PATH", path);
         base.put("HOME", spec.hostHome().toString());
         base.put("TMPDIR", "/tmp");
         base.put("TERM", spec.hostEnv().getOrDefault("TERM", "dumb"));

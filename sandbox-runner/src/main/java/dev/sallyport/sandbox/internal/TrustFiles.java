@@ -28,8 +28,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * password is public ({@link #P12_PASSWORD}).
  *
  * <p>The system roots are the first readable file of {@link #SYSTEM_BUNDLES}, copied as it is; on a host with none
- * of them, the JDK's roots. The VM backend also mounts the bundle over each of {@link #SYSTEM_BUNDLES} in the guest,
- * so programs that read their distribution's file without looking at any variable trust the proxy CA too.
+ * of them, the JDK's roots. The process sandbox binds the bundle over each of {@link #DISTRO_BUNDLES} the host has,
+ * the VM backend over each of {@link #SYSTEM_BUNDLES} in the guest, so programs that read their distribution's file
+ * without looking at any variable trust the proxy CA too.
  */
 public final class TrustFiles {
     /** The PEM bundle's file name. */
@@ -41,6 +42,16 @@ public final class TrustFiles {
     /** Where distributions keep their CA bundle: Debian, Ubuntu and Alpine; RHEL and Fedora; Alpine, BSDs, LibreSSL. */
     public static final List<Path> SYSTEM_BUNDLES = List.of(Path.of("/etc/ssl/certs/ca-certificates.crt"),
             Path.of("/etc/pki/tls/certs/ca-bundle.crt"), Path.of("/etc/ssl/cert.pem"));
+    /**
+     * Every path where a distribution keeps the PEM bundle its programs read without being told (Debian, Ubuntu and
+     * Alpine; RHEL and Fedora, with what their links lead to; Alpine, BSDs, LibreSSL; openSUSE; Arch): the process
+     * sandbox binds its bundle over each one the host has.
+     */
+    public static final List<Path> DISTRO_BUNDLES = List.of(Path.of("/etc/ssl/certs/ca-certificates.crt"),
+            Path.of("/etc/pki/tls/certs/ca-bundle.crt"), Path.of("/etc/pki/tls/cert.pem"),
+            Path.of("/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem"),
+            Path.of("/etc/pki/ca-trust/extracted/openssl/ca-bundle.trust.crt"), Path.of("/etc/ssl/cert.pem"),
+            Path.of("/etc/ssl/ca-bundle.pem"), Path.of("/etc/ca-certificates/extracted/tls-ca-bundle.pem"));
     /** Building the PKCS12 store takes a while (PBE and MAC over ~150 roots): keep the last one per CA. */
     private static final ConcurrentHashMap<String, byte[]> P12_CACHE = new ConcurrentHashMap<>();
 

@@ -43,7 +43,8 @@ public class SandboxEnvironmentTest {
     @Test
     void bothBackendsSetTheSameRoutingVariablesInTheSameOrder() throws Exception {
         SequencedMap<String, String> process = SandboxEnvironment.forProcess(
-                processSpec().placeholder("API_TOKEN", "ph-1").build(), "/run/sallyport/ca-bundle.pem",
+                processSpec().placeholder("API_TOKEN", "ph-1").build(), SandboxEnvironment.DEFAULT_PATH,
+                "/run/sallyport/ca-bundle.pem",
                 "/run/sallyport/truststore.p12");
         SequencedMap<String, String> guest = GuestEnvironment.of(guestSpec().withSecrets(Map.of("API_TOKEN", "ph-1")));
 
@@ -71,12 +72,15 @@ public class SandboxEnvironmentTest {
     @Test
     void aPassedVariableMayReplaceTheBaseButNeverARoutingVariable() throws Exception {
         SandboxSpec passesPath = processSpec().passEnv("PATH").passEnv("ABSENT").build();
-        assertThat(SandboxEnvironment.forProcess(passesPath, "b", "p")).containsEntry("PATH", "/opt/host/bin")
+        assertThat(SandboxEnvironment.forProcess(passesPath, SandboxEnvironment.DEFAULT_PATH, "b", "p")).containsEntry("PATH", "/opt/host/bin")
                 .doesNotContainKey("ABSENT");
 
         for (String routing : ROUTING) {
+            if (routing.equals(SandboxEnvironment.MERGED)) {
+                continue;
+            }
             SandboxSpec spec = processSpec().passEnv(routing).build();
-            assertThatThrownBy(() -> SandboxEnvironment.forProcess(spec, "b", "p"))
+            assertThatThrownBy(() -> SandboxEnvironment.forProcess(spec, "/bin", "b", "p"))
                     .isInstanceOf(SandboxException.class)
                     .hasMessage("env " + routing + ": set by the sandbox to route traffic through the proxy "
                             + "(expected: a variable the sandbox does not set)");
@@ -84,10 +88,24 @@ public class SandboxEnvironmentTest {
     }
 
     @Test
+    void theHostsJavaOptionsComeFirstAndTheSandboxsWinAfterThem() throws Exception {
+        SandboxSpec spec = processSpec().hostEnv(Map.of("JAVA_TOOL_OPTIONS", " -Dmy.flag=on -Dhttps.proxyHost=corp "))
+                .passEnv("JAVA_TOOL_OPTIONS").build();
+        String options = SandboxEnvironment.forProcess(spec, "/bin", "b", "p").get("JAVA_TOOL_OPTIONS");
+        assertThat(options).startsWith("-Dmy.flag=on -Dhttps.proxyHost=corp -Dhttp.proxyHost=127.0.0.1 ")
+                .endsWith(" -Djavax.net.ssl.trustStorePassword=sallyport");
+        assertThat(options.lastIndexOf("-Dhttps.proxyHost=127.0.0.1")).isGreaterThan(options.indexOf("corp"));
+
+        SandboxSpec absent = processSpec().passEnv("JAVA_TOOL_OPTIONS").build();
+        assertThat(SandboxEnvironment.forProcess(absent, "/bin", "b", "p").get("JAVA_TOOL_OPTIONS"))
+                .startsWith("-Dhttp.proxyHost=127.0.0.1 ");
+    }
+
+    @Test
     void aSecretMayReplaceNoVariableOfEitherBackend() {
         for (String name : concat(PROCESS_BASE, ROUTING, List.of())) {
             SandboxSpec spec = processSpec().placeholder(name, "ph").build();
-            assertThatThrownBy(() -> SandboxEnvironment.forProcess(spec, "b", "p"))
+            assertThatThrownBy(() -> SandboxEnvironment.forProcess(spec, "/bin", "b", "p"))
                     .isInstanceOf(SandboxException.class)
                     .hasMessage("secrets: '" + name + "' would replace a variable the sandbox needs (expected: "
                             + "another name)");
@@ -104,7 +122,7 @@ public class SandboxEnvironmentTest {
     void secretsComeLastByName() throws Exception {
         SandboxSpec spec = processSpec().placeholder("ZED", "z").placeholder("ALPHA", "a").placeholder("MID", "m")
                 .build();
-        List<String> names = new ArrayList<>(SandboxEnvironment.forProcess(spec, "b", "p").keySet());
+        List<String> names = new ArrayList<>(SandboxEnvironment.forProcess(spec, "/bin", "b", "p").keySet());
         assertThat(names.subList(names.size() - 3, names.size())).containsExactly("ALPHA", "MID", "ZED");
     }
 
