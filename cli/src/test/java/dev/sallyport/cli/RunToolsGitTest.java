@@ -18,7 +18,6 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -107,7 +106,6 @@ class RunToolsGitTest {
 
     /** The host's {@code user.name}/{@code user.email} (its {@code ~/.gitconfig}) sign a commit made inside. */
     @Test
-    @Tag(ToolRun.AWAITING)
     void aCommitInsideCarriesTheHostsGitIdentity() throws IOException {
         Path home = Files.createDirectories(dir.resolve("home"));
         Files.writeString(home.resolve(".gitconfig"), """

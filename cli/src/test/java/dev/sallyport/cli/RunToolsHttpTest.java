@@ -13,7 +13,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -51,7 +50,6 @@ class RunToolsHttpTest {
     }
 
     @Test
-    @Tag(ToolRun.AWAITING)
     void wgetTrustsTheSandboxBundleAtTheSystemPath() throws IOException {
         assertFetched(tools.run("", Map.of(), "wget -q -O fetched.txt " + url()));
     }

@@ -16,7 +16,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.zip.ZipFile;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -36,7 +35,6 @@ class RunToolsMavenTest {
     Path dir;
 
     @Test
-    @Tag(ToolRun.AWAITING)
     void mvnPackageResolvesItsPluginsThroughTheProxy() throws IOException {
         Path local = Path.of(System.getProperty("user.home"), ".m2", "repository");
         Prerequisites.require("a filled Maven repository", Files.isDirectory(local),

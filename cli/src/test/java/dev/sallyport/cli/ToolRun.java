@@ -23,7 +23,8 @@ import java.util.stream.Collectors;
  * {@code JAVA_TOOL_OPTIONS}). The run gets no flag beyond {@code --policy}, {@code --workdir} and {@code --audit}
  * (where the user stands and where the record goes).
  *
- * <p>The upstreams are {@link HttpsSite}s on {@code 127.0.0.1}, each under a name of the reserved {@code .test}
+ * <p>The upstreams are {@link HttpsSite}s (or servers of their own, such as npm's registry: {@link #upstream}) on
+ * {@code 127.0.0.1}, each under a name of the reserved {@code .test}
  * domain with a certificate from a per-run {@link TestPki} that the policy's {@code upstream.trust} names. The names
  * resolve to loopback for the run's proxy alone: the CLI's JVM reads them from a hosts file (the JDK's
  * {@code jdk.net.hosts.file} property), standing in for the DNS of a user's machine. Inside the sandbox nothing
@@ -34,14 +35,8 @@ import java.util.stream.Collectors;
  * <p>Each test passes as root and as a normal user: CI runs the group in its root pass (the command then runs as
  * another user, the workspace shown to it through an idmapped mount) and again in
  * {@code scripts/test-unprivileged} (all of it as a normal user).
- *
- * <p>A test tagged {@value #AWAITING} asserts behaviour that work in progress on issue 14 delivers (Debian's
- * {@code /etc/maven}, wget's trust bundle, the host's git identity); the cli pom leaves the tag out
- * ({@code -DexcludedGroups=} runs them too) until that work is merged.
  */
 final class ToolRun implements AutoCloseable {
-    /** The tag of a test that waits for work in progress on issue 14 (left out of the build until it lands). */
-    static final String AWAITING = "awaiting-i14";
     static final Duration TIMEOUT = Duration.ofMinutes(3);
 
     private final Path dir;
