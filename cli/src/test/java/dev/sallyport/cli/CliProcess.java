@@ -14,14 +14,25 @@ final class CliProcess {
     private CliProcess() {}
 
     static ExternalProcess.Result run(Map<String, String> env, Duration timeout, String... args) {
-        return ExternalProcess.run(timeout, command(args), null, env);
+        return run(List.of(), env, timeout, args);
+    }
+
+    /** {@link #run(Map, Duration, String...)} with options for the CLI's JVM (system properties). */
+    static ExternalProcess.Result run(List<String> jvmOptions, Map<String, String> env, Duration timeout,
+                                      String... args) {
+        return ExternalProcess.run(timeout, command(jvmOptions, args), null, env);
     }
 
     /** The command line that runs the CLI with {@code args} (for a test that starts it some other way). */
     static List<String> command(String... args) {
+        return command(List.of(), args);
+    }
+
+    private static List<String> command(List<String> jvmOptions, String... args) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("--enable-native-access=ALL-UNNAMED");
+        command.addAll(jvmOptions);
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
         command.add(Main.class.getName());

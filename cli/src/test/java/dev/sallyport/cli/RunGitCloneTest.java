@@ -8,6 +8,7 @@ import com.sun.net.httpserver.HttpsServer;
 import dev.sallyport.testing.ExternalProcess;
 import dev.sallyport.testing.TestPki;
 import dev.sallyport.testing.TestServerSockets;
+import dev.sallyport.testing.tools.GitHttpBackend;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -53,7 +54,9 @@ class RunGitCloneTest {
     @Test
     void gitClonesThroughTheProxyWithAPlaceholderAndTheServerGetsOnlyTheRealToken() throws Exception {
         String token = "ghs_" + HexFormat.of().formatHex(SecureRandom.getInstanceStrong().generateSeed(16));
-        Path bare = bareRepositoryWithOneCommit();
+        Path bare = GitHttpBackend.bareRepository(dir, "repo", Map.of("README", "cloned through sallyport\n"),
+                "the only commit");
+        GitHttpBackend.git(bare, "update-server-info");
         TestPki pki = TestPki.create();
         TestPki.Issued leaf = pki.issue("127.0.0.1");
         Queue<String> authorizations = new ConcurrentLinkedQueue<>();
@@ -144,28 +147,6 @@ class RunGitCloneTest {
                 out.write(body);
             }
         }
-    }
-
-    private Path bareRepositoryWithOneCommit() throws IOException {
-        Path home = Files.createDirectories(dir.resolve("git-home"));
-        Path work = Files.createDirectories(dir.resolve("source"));
-        Files.writeString(work.resolve("README"), "cloned through sallyport\n");
-        Path bare = dir.resolve("repo.git");
-        git(home, work, "init", "-q", "-b", "main");
-        git(home, work, "add", "README");
-        git(home, work, "commit", "-q", "-m", "the only commit");
-        git(home, dir, "clone", "-q", "--bare", work.toString(), bare.toString());
-        git(home, bare, "update-server-info");
-        return bare.toRealPath();
-    }
-
-    private static void git(Path home, Path in, String... args) {
-        List<String> command = new ArrayList<>(List.of("git", "-C", in.toString(),
-                "-c", "user.name=Sallyport Test", "-c", "user.email=test@example.com"));
-        command.addAll(List.of(args));
-        ExternalProcess.Result r = ExternalProcess.run(Duration.ofSeconds(30), command, null,
-                Map.of("HOME", home.toString(), "GIT_CONFIG_NOSYSTEM", "1"));
-        assertThat(r.exit()).as("git %s: %s", String.join(" ", args), r.stderr()).isZero();
     }
 
     private static String base64(String text) {
