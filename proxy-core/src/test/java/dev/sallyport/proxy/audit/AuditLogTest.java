@@ -106,7 +106,8 @@ class AuditLogTest {
 
             sink.failing = true;
             assertThat(log.admit(AuditEvents.denied("held-1"))).isTrue();
-            await(() -> !log.accepting());
+            // the writer stops accepting, then tells its listener and stderr: wait for all three
+            await(() -> !log.accepting() && !listener.failures.isEmpty() && !stderrLines().isEmpty());
             log.on(AuditEvents.exchange("held-2", "/c"));          // the end of an admitted exchange: kept
             assertThat(log.admit(AuditEvents.denied("refused"))).as("nothing new is admitted").isFalse();
             assertThat(listener.failures).singleElement().asString()

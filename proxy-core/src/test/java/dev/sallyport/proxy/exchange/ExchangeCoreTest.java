@@ -85,6 +85,8 @@ class ExchangeCoreTest {
         final ExchangeCore core;
 
         World() {
+            client.freezeTime();    // the clock moves only when a test moves it, however slow the machine
+            upstream.freezeTime();
             upstream.pipeline().addLast(UpstreamInitializer.CODEC, new UpstreamCodec(new HttpDecoderConfig()));
             upstream.pipeline().addLast(new io.netty.channel.ChannelInboundHandlerAdapter() {
                 @Override

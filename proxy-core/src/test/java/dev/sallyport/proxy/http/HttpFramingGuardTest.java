@@ -80,6 +80,7 @@ class HttpFramingGuardTest {
     @org.junit.jupiter.api.Test
     void aHeadStillIncompleteAtItsDeadlineIs408OnTheChannelsClock() {
         EmbeddedChannel ch = new EmbeddedChannel(new HttpFramingGuard(LIMITS, Duration.ofSeconds(30)));
+        ch.freezeTime();    // the clock moves only when the test moves it, however slow the machine
         ch.writeInbound(Unpooled.copiedBuffer("GET http://a.test/ HTTP/1.1\r\nHost: a", StandardCharsets.US_ASCII));
         ch.advanceTimeBy(29_999, java.util.concurrent.TimeUnit.MILLISECONDS);
         ch.runScheduledPendingTasks();
@@ -95,6 +96,7 @@ class HttpFramingGuardTest {
     @org.junit.jupiter.api.Test
     void aHeadCompleteBeforeItsDeadlineIsNeverTimedOut() {
         EmbeddedChannel ch = new EmbeddedChannel(new HttpFramingGuard(LIMITS, Duration.ofSeconds(30)));
+        ch.freezeTime();
         ch.writeInbound(Unpooled.copiedBuffer("GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n",
                 StandardCharsets.US_ASCII));
         ch.advanceTimeBy(1, java.util.concurrent.TimeUnit.HOURS);
