@@ -53,7 +53,23 @@ public final class RawConnection implements AutoCloseable {
     /** A CONNECT tunnel to {@code host:port} with TLS inside (SNI {@code host}), trusting {@code trust}. */
     public static RawConnection tunnel(InetSocketAddress proxy, String host, int port, SSLContext trust) {
         try {
+            return new RawConnection(tunnelSocket(proxy, host, port, trust, List.of(), 0));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * The TLS socket of a CONNECT tunnel to {@code host:port} (SNI {@code host}, the name checked), offering
+     * {@code alpn} (none when empty), with a receive buffer of {@code receiveBuffer} bytes (0: the default).
+     */
+    static SSLSocket tunnelSocket(InetSocketAddress proxy, String host, int port, SSLContext trust, List<String> alpn,
+                                  int receiveBuffer) {
+        try {
             Socket s = new Socket();
+            if (receiveBuffer > 0) {
+                s.setReceiveBufferSize(receiveBuffer);
+            }
             s.connect(proxy, 5000);
             s.setSoTimeout(5000);
             String target = host + ":" + port;
@@ -68,9 +84,12 @@ public final class RawConnection implements AutoCloseable {
             SSLParameters params = tls.getSSLParameters();
             params.setServerNames(List.of(new SNIHostName(host)));
             params.setEndpointIdentificationAlgorithm("HTTPS");
+            if (!alpn.isEmpty()) {
+                params.setApplicationProtocols(alpn.toArray(String[]::new));
+            }
             tls.setSSLParameters(params);
             tls.startHandshake();
-            return new RawConnection(tls);
+            return tls;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -12,14 +12,11 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import javax.net.ssl.SNIHostName;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 
 /**
@@ -77,26 +74,8 @@ public final class RawH2 implements AutoCloseable {
     /** Like {@link #open}, with a receive buffer of {@code receiveBuffer} bytes (0: the default): a slow reader. */
     public static RawH2 open(InetSocketAddress proxy, String host, int port, SSLContext trust, int receiveBuffer) {
         try {
-            Socket s = new Socket();
-            if (receiveBuffer > 0) {
-                s.setReceiveBufferSize(receiveBuffer);
-            }
-            s.connect(proxy, 5000);
-            s.setSoTimeout(10_000);
-            String target = host + ":" + port;
-            s.getOutputStream().write(("CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n")
-                    .getBytes(StandardCharsets.US_ASCII));
-            String head = RawClient.readHead(s.getInputStream());
-            if (!head.startsWith("HTTP/1.1 200")) {
-                s.close();
-                throw new IllegalStateException("CONNECT " + target + " refused: " + head);
-            }
-            SSLSocket tls = (SSLSocket) trust.getSocketFactory().createSocket(s, host, port, true);
-            SSLParameters params = tls.getSSLParameters();
-            params.setServerNames(List.of(new SNIHostName(host)));
-            params.setApplicationProtocols(new String[] {"h2"});
-            tls.setSSLParameters(params);
-            tls.startHandshake();
+            SSLSocket tls = RawConnection.tunnelSocket(proxy, host, port, trust, List.of("h2"), receiveBuffer);
+            tls.setSoTimeout(10_000);
             if (!"h2".equals(tls.getApplicationProtocol())) {
                 tls.close();
                 throw new IllegalStateException("ALPN chose '" + tls.getApplicationProtocol() + "', not h2");
