@@ -11,7 +11,6 @@ import dev.sallyport.proxy.internal.Transports;
 import dev.sallyport.proxy.metrics.ProxyMetrics;
 import dev.sallyport.proxy.mitm.ServerContexts;
 import dev.sallyport.proxy.upstream.UpstreamTls;
-import io.netty.handler.ssl.SslContext;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyPair;
@@ -47,7 +46,7 @@ public final class HeadStart {
     /** The policy the command line would load, read ahead; empty when not known or the file did not load. */
     private final CompletableFuture<Optional<Policy>> policy;
     private final CompletableFuture<Optional<CertificateAuthority>> ca;
-    private final CompletableFuture<Optional<SslContext>> upstreamTls;
+    private final CompletableFuture<Optional<UpstreamTls>> upstreamTls;
 
     private HeadStart(boolean warmSystemTrust, Callable<Policy> readPolicy) {
         metrics = background("metrics", ProxyMetrics::new);
@@ -120,7 +119,7 @@ public final class HeadStart {
     }
 
     /** The upstream TLS context for {@code settings}, read ahead or made now, as {@link #caFor}. */
-    CompletableFuture<SslContext> upstreamTlsFor(UpstreamSettings settings, Callable<SslContext> make) {
+    CompletableFuture<UpstreamTls> upstreamTlsFor(UpstreamSettings settings, Callable<UpstreamTls> make) {
         return readAhead(upstreamTls, read -> read.upstream().equals(settings), "upstream-tls", make);
     }
 

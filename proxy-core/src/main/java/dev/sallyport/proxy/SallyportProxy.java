@@ -30,7 +30,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -111,7 +110,7 @@ public final class SallyportProxy implements AutoCloseable {
         CompletableFuture<CertificateAuthority> caLater = options.ca() != null
                 ? CompletableFuture.completedFuture(options.ca())
                 : head.caFor(policy.ca(), () -> loadCa(policy.ca()));
-        CompletableFuture<SslContext> upstreamTlsLater = head.upstreamTlsFor(policy.upstream(),
+        CompletableFuture<UpstreamTls> upstreamTlsLater = head.upstreamTlsFor(policy.upstream(),
                 () -> UpstreamTls.context(policy.upstream()));
         ProxyMetrics metrics = null;
         SecretStore store = null;
@@ -152,7 +151,7 @@ public final class SallyportProxy implements AutoCloseable {
     }
 
     /** What the background tasks of a start made: the CA, the upstream TLS context, the leaf keys, the server TLS. */
-    private record Prepared(CertificateAuthority ca, SslContext upstreamTls, KeyPair leafKeys,
+    private record Prepared(CertificateAuthority ca, UpstreamTls upstreamTls, KeyPair leafKeys,
                             ServerContexts serverTls) {}
 
     /**

@@ -13,10 +13,11 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * A placeholder that ends a body chunk, toward a host it is not bound to. The body check finds a placeholder once
- * enough bytes after its start arrived (or at the end of the body), so those last bytes must wait: a client that
- * sends the chunk and then stalls (or sends the rest later) must never get the placeholder to the upstream, not
- * even inside a request the upstream never sees whole. The rest of the body still flows as it is judged.
+ * A placeholder split across body chunks, toward a host it is not bound to. The body check finds a placeholder once
+ * all of it arrived, so the bytes at the end of a chunk that could begin one must wait: a client that sends the
+ * chunk and then stalls (or sends the rest later) must never get the placeholder's start to the upstream, not even
+ * inside a request the upstream never sees whole. The rest of the body still flows as it is judged, and bytes that
+ * cannot begin a placeholder are never held (a streamed body, such as a gRPC call's, is not delayed).
  */
 class UnjudgedBodyBytesTest {
 
@@ -37,22 +38,40 @@ class UnjudgedBodyBytesTest {
     }
 
     @Test
-    void aPlaceholderEndingAChunkNeverReachesTheUpstreamWhileTheRestIsAwaited() {
+    void aPlaceholderSplitAcrossChunksNeverReachesTheUpstreamWhileTheRestIsAwaited() {
         Way way = Way.TUNNEL;
-        String first = "padding-that-is-judged-at-once-".repeat(8) + "token=" + placeholder;
+        String start = placeholder.substring(0, placeholder.length() - 3);
+        String first = "padding-that-is-judged-at-once-".repeat(8) + "token=" + start;
         try (RawConnection client = bench.open(way)) {
             client.send("POST /upload HTTP/1.1\r\nHost: " + bench.host(way) + "\r\nTransfer-Encoding: chunked\r\n\r\n"
                     + Integer.toHexString(first.length()) + "\r\n" + first + "\r\n");
             // the judged part of the chunk goes on; the placeholder at its end must not, however long we wait
             until(Duration.ofSeconds(10), () -> bench.tls.rawReceived().contains("padding-that-is-judged"));
-            during(Duration.ofSeconds(1), () -> !bench.tls.rawReceived().contains(placeholder),
-                    "the placeholder reached the upstream before it was judged");
-            client.send("5\r\nlater\r\n0\r\n\r\n");
+            during(Duration.ofSeconds(1), () -> !bench.tls.rawReceived().contains(start),
+                    "the placeholder's start reached the upstream before it was judged");
+            assertThat(bench.tls.rawReceived()).contains("token=");     // what cannot begin one was not held
+            String rest = placeholder.substring(placeholder.length() - 3) + "later";
+            client.send(Integer.toHexString(rest.length()) + "\r\n" + rest + "\r\n0\r\n\r\n");
             RawConnection.Response refused = client.read();
             assertThat(refused.status()).isEqualTo(403);
             assertThat(refused.header("X-Sallyport-Reason")).isEqualTo("secret_wrong_host");
         }
-        assertThat(bench.tls.rawReceived()).doesNotContain(placeholder).doesNotContain("later");
+        assertThat(bench.tls.rawReceived()).doesNotContain(start).doesNotContain("later");
+    }
+
+    @Test
+    void aWholePlaceholderEndingAChunkIsRefusedAtOnceWithNothingOfTheChunkSent() {
+        Way way = Way.TUNNEL;
+        String first = "whole-chunk-".repeat(8) + "token=" + placeholder;
+        try (RawConnection client = bench.open(way)) {
+            client.send("POST /upload-whole HTTP/1.1\r\nHost: " + bench.host(way)
+                    + "\r\nTransfer-Encoding: chunked\r\n\r\n" + Integer.toHexString(first.length()) + "\r\n" + first
+                    + "\r\n");
+            RawConnection.Response refused = client.read();     // no more of the body needed to judge it
+            assertThat(refused.status()).isEqualTo(403);
+            assertThat(refused.header("X-Sallyport-Reason")).isEqualTo("secret_wrong_host");
+        }
+        assertThat(bench.tls.rawReceived()).doesNotContain(placeholder).doesNotContain("whole-chunk-");
     }
 
     @Test

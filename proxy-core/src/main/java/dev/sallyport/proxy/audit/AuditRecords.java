@@ -114,6 +114,7 @@ final class AuditRecords {
                 .field("tls", f.tls())
                 .field("sni", f.sni())
                 .field("protocol", f.protocol())
+                .field("upstream_protocol", f.upstreamProtocol())
                 .field("bytes_up", f.bytesUp())
                 .field("bytes_down", f.bytesDown())
                 .field("duration_ms", f.durationMs())

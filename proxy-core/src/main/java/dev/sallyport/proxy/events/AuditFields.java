@@ -7,7 +7,7 @@ import java.util.List;
  * value or a secret value: {@code path} is the path without query, {@code secrets} holds names (injected, or the
  * one a refusal names), {@code placeholdersForwarded} the names of secrets whose placeholder went upstream
  * unchanged (on their own hosts, outside the listed headers), {@code protocol} the client's ({@code http/1.1},
- * {@code h2}).
+ * {@code h2}), {@code upstreamProtocol} the one the exchange spoke to its upstream.
  */
 public record AuditFields(
         String id,
@@ -29,7 +29,8 @@ public record AuditFields(
         Long durationMs,
         List<String> secrets,
         List<String> placeholdersForwarded,
-        String protocol) {
+        String protocol,
+        String upstreamProtocol) {
 
     public AuditFields {
         secrets = secrets == null ? null : List.copyOf(secrets);
@@ -41,6 +42,6 @@ public record AuditFields(
                        String path, Integer status, String decision, String rule, String reason, String tls,
                        String sni, Long bytesUp, Long bytesDown, Long durationMs, List<String> secrets) {
         this(id, client, identity, host, port, ip, method, path, status, decision, rule, reason, tls, sni, bytesUp,
-                bytesDown, durationMs, secrets, null, null);
+                bytesDown, durationMs, secrets, null, null, null);
     }
 }

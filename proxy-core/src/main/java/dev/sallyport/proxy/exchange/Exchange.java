@@ -13,6 +13,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
@@ -167,7 +168,17 @@ public final class Exchange {
             connector.release(lease, false);    // never: Dialing until the dial resolves, or Abandoned
             return;
         }
-        audit.ip(lease.ip());
+        audit.ip(lease.ip()).upstreamProtocol(lease.protocol());
+        if (!lease.h2()) {
+            upstreamHead.headers().remove(HttpHeaderNames.TE);   // HTTP/1.1's TE is hop-by-hop
+            if (destination.h2() && grpc(upstreamHead)) {
+                connector.release(lease, true);     // nothing was written: still in step
+                context.emit(new ProxyEvent.Decided(context.clock().instant(), "request", audit.fields()));
+                upstreamFailed(502, "grpc_needs_h2", "client " + audit.client() + " => " + destination.text()
+                        + ": gRPC needs HTTP/2 end to end, and the upstream chose HTTP/1.1 in ALPN");
+                return;
+            }
+        }
         boolean admitted = context.admit(new ProxyEvent.Decided(context.clock().instant(), "request",
                 audit.fields()));
         if (!admitted) {    // nothing goes upstream that the audit log has not taken; the end record says why
@@ -204,6 +215,12 @@ public final class Exchange {
         if (requestBody == RequestBody.STREAMING) {
             down.readRequestBody();
         }
+    }
+
+    /** True for a gRPC request ({@code content-type: application/grpc}, with or without a suffix). */
+    static boolean grpc(HttpRequest head) {
+        String type = head.headers().get(HttpHeaderNames.CONTENT_TYPE);
+        return type != null && type.regionMatches(true, 0, "application/grpc", 0, 16);
     }
 
     /**

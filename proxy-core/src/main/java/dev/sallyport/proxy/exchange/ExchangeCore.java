@@ -12,6 +12,7 @@ import dev.sallyport.proxy.upstream.Dialer;
 import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpVersion;
@@ -25,6 +26,8 @@ import io.netty.handler.codec.http.HttpVersion;
  * {@link Downstream}; it cannot skip a stage because it never sees one.
  */
 public final class ExchangeCore {
+
+    private static final String H2 = "h2";
 
     private final ProxyContext context;
     private final Dialer connector;
@@ -65,7 +68,10 @@ public final class ExchangeCore {
             case RequestDecision.Allow a -> audit.decision(a.decision());
         }
         boolean websocket = request.upgrade() == ExchangeRequest.Upgrade.WEBSOCKET;
-        HttpRequest head = upstreamHead(request, websocket);
+        boolean tls = request.leg() == UpstreamLeg.TLS;
+        // HTTP/2 toward the upstream when the client speaks it (and the server chooses it); WebSocket needs HTTP/1.1
+        boolean mayH2 = tls && !websocket && H2.equals(request.origin().protocol());
+        HttpRequest head = upstreamHead(request, websocket, mayH2);
         SecretsStage secrets = SecretsStage.open(snapshot.secrets(), request.target().host(), request.leg());
         InjectionResult.Refused refused = secrets == null ? null
                 : secrets.inject(head, audit, context, down.channel().alloc());
@@ -76,8 +82,7 @@ public final class ExchangeCore {
                     refused.reason().equals(SecretReasons.REQUIRED) && bodyless);
             return null;
         }
-        Destination dest = new Destination(request.target().host(), request.target().port(),
-                request.leg() == UpstreamLeg.TLS, true);
+        Destination dest = new Destination(request.target().host(), request.target().port(), tls, true, mayH2);
         // The request's decision is recorded once the dial check has run (Exchange.upstreamReady): an address
         // denied by network.deny must be counted as a deny, not as the rule's allow.
         Exchange exchange = new Exchange(context, connector, down, audit, dest, head, secrets, request.upgrade());
@@ -131,13 +136,18 @@ public final class ExchangeCore {
 
     /**
      * The request as it goes upstream: origin-form target, the end-to-end fields (hop-by-hop ones removed), and the
-     * framing the front end read, set here: never a copied header.
+     * framing the front end read, set here: never a copied header. Toward an upstream that may speak HTTP/2,
+     * {@code te: trailers} stays (gRPC servers require it; HTTP/2 carries it end to end).
      */
-    private static HttpRequest upstreamHead(ExchangeRequest request, boolean websocket) {
+    private static HttpRequest upstreamHead(ExchangeRequest request, boolean websocket, boolean mayH2) {
         HttpRequest head = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.valueOf(request.method()),
                 request.originForm());
         head.headers().set(request.headers());
+        boolean trailers = mayH2 && acceptsTrailers(request.headers());
         HopHeaders.strip(head.headers(), false);
+        if (trailers) {
+            head.headers().set(HttpHeaderNames.TE, HttpHeaderValues.TRAILERS);
+        }
         head.headers().remove(HttpHeaderNames.CONTENT_LENGTH);
         head.headers().remove(HttpHeaderNames.TRANSFER_ENCODING);
         switch (request.body()) {
@@ -151,6 +161,20 @@ public final class ExchangeCore {
             head.headers().set(HttpHeaderNames.UPGRADE, HttpHeaderValues.WEBSOCKET);
         }
         return head;
+    }
+
+    /** True when the client's {@code TE} field names {@code trailers}. */
+    private static boolean acceptsTrailers(HttpHeaders headers) {
+        for (String te : headers.getAll(HttpHeaderNames.TE)) {
+            for (String token : te.split(",")) {
+                String name = token.strip();
+                int semicolon = name.indexOf(';');
+                if ((semicolon < 0 ? name : name.substring(0, semicolon).strip()).equalsIgnoreCase("trailers")) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** The path of a request target without scheme, authority or query (what the audit record may hold). */

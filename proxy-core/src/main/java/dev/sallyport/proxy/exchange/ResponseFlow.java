@@ -48,6 +48,7 @@ final class ResponseFlow {
     private Waiting waiting = Waiting.NOTHING;
     private ResponseFraming framing;
     private int status;
+    private boolean upstreamComplete;
     private HeadFlush headFlush = HeadFlush.DONE;
 
     ResponseFlow(Exchange exchange) {
@@ -157,7 +158,18 @@ final class ResponseFlow {
         }
     }
 
+    /**
+     * True once the upstream's last part of the response arrived (it may still be on its way to the client): the
+     * upstream closing now (an HTTP/2 stream closes once both sides ended it) takes nothing from the exchange.
+     */
+    boolean upstreamComplete() {
+        return upstreamComplete;
+    }
+
     void content(HttpContent content) {
+        if (stage == Stage.BODY && content instanceof LastHttpContent) {
+            upstreamComplete = true;
+        }
         switch (stage) {
             case UPGRADING -> content.release();      // the empty body of the 101; raw bytes follow
             case INTERIM -> {

@@ -1,11 +1,13 @@
 package dev.sallyport.proxy.exchange;
 
+import dev.sallyport.proxy.upstream.UpstreamInitializer;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http2.Http2Error;
 import io.netty.util.ReferenceCountUtil;
 
 /**
@@ -54,7 +56,17 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-        exchange.upstreamFailed(502, "upstream_closed", "upstream closed the connection");
+        if (response.upstreamComplete()) {
+            ctx.fireChannelInactive();
+            return;
+        }
+        Long reset = ctx.channel().attr(UpstreamInitializer.STREAM_RESET).get();
+        if (reset != null) {
+            exchange.upstreamFailed(502, "upstream_reset", "upstream reset the HTTP/2 stream ("
+                    + Http2Error.valueOf(reset) + ")");
+        } else {
+            exchange.upstreamFailed(502, "upstream_closed", "upstream closed the connection");
+        }
         ctx.fireChannelInactive();
     }
 

@@ -13,6 +13,7 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPromise;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
@@ -56,6 +57,10 @@ final class Http2StreamFrontend extends ChannelInboundHandlerAdapter implements 
     private Exchange current;
     private Request request = Request.AWAITING_HEAD;
     private long declaredLength = -1;
+    private boolean grpc;
+    /** A final response head not written yet (see {@link #send}), and the promise its write completes. */
+    private Http2Headers pendingHead;
+    private ChannelPromise pendingWrite;
     private long received;
     private final long maxBodyBytes;
 
@@ -102,6 +107,7 @@ final class Http2StreamFrontend extends ChannelInboundHandlerAdapter implements 
         refusals.taken(((Http2StreamChannel) ctx.channel()).stream().id());
         boolean end = frame.isEndStream();
         request = end ? Request.ENDED : Request.BODY;
+        grpc = GrpcRefusal.isGrpc(frame.headers().get("content-type"));
         switch (Http2Requests.read(frame.headers(), end, tunnel, origin())) {
             case Http2Requests.Refuse r -> {
                 CharSequence method = frame.headers().method();
@@ -189,34 +195,67 @@ final class Http2StreamFrontend extends ChannelInboundHandlerAdapter implements 
         return ctx.channel();
     }
 
+    /**
+     * Writes a part of the response. A final head waits for what follows it in the same read (or a flush): when that
+     * is the end of an empty body, the head goes as one HEADERS frame that ends the stream, the shape of a gRPC
+     * trailers-only response (a status in headers followed by an empty DATA frame would be a call without trailers).
+     */
     @Override
     public ChannelFuture send(HttpObject part, boolean flush) {
         ChannelFuture last = null;
         boolean ended = false;
         if (part instanceof HttpResponse head) {
-            ended = part instanceof LastHttpContent body && !body.content().isReadable()
-                    && body.trailingHeaders().isEmpty();
             Http2Headers h2 = fields(head.headers());
             h2.status(head.status().codeAsText());
-            last = ctx.write(new DefaultHttp2HeadersFrame(h2, ended));
+            boolean interim = head.status().code() < 200;
+            ended = !interim && part instanceof LastHttpContent body && !body.content().isReadable()
+                    && body.trailingHeaders().isEmpty();
+            if (interim || ended || part instanceof LastHttpContent) {
+                last = ctx.write(new DefaultHttp2HeadersFrame(h2, ended));
+            } else {
+                pendingHead = h2;
+                pendingWrite = ctx.newPromise();
+                last = pendingWrite;
+            }
         }
         if (part instanceof HttpContent content && !ended) {
             boolean end = content instanceof LastHttpContent;
             HttpHeaders trailers = end ? ((LastHttpContent) content).trailingHeaders() : null;
+            boolean empty = !content.content().isReadable();
+            if (pendingHead != null && !(part instanceof HttpResponse)) {
+                if (end && empty && trailers.isEmpty()) {
+                    last = writePendingHead(true);
+                    ReferenceCountUtil.release(part);
+                    if (flush) {
+                        ctx.flush();
+                    }
+                    return last;
+                }
+                writePendingHead(false);
+            }
             if (trailers != null && !trailers.isEmpty()) {
-                if (content.content().isReadable()) {
+                if (!empty) {
                     ctx.write(new DefaultHttp2DataFrame(content.content().retain(), false));
                 }
                 last = ctx.write(new DefaultHttp2HeadersFrame(fields(trailers), true));
-            } else {
+            } else if (!(part instanceof HttpResponse) || !empty) {
                 last = ctx.write(new DefaultHttp2DataFrame(content.content().retain(), end));
             }
         }
         ReferenceCountUtil.release(part);
         if (flush) {
-            ctx.flush();
+            flush();
         }
         return last != null ? last : ctx.newSucceededFuture();
+    }
+
+    /** Writes the head that waited; {@code end}: it ends the stream (the body is empty). */
+    private ChannelFuture writePendingHead(boolean end) {
+        Http2Headers head = pendingHead;
+        ChannelPromise promise = pendingWrite;
+        pendingHead = null;
+        pendingWrite = null;
+        return ctx.write(new DefaultHttp2HeadersFrame(head, end), promise);
     }
 
     /** HTTP/1.1 fields as HTTP/2 ones: lower-case names, the connection-specific ones left out. */
@@ -233,6 +272,9 @@ final class Http2StreamFrontend extends ChannelInboundHandlerAdapter implements 
 
     @Override
     public void flush() {
+        if (pendingHead != null) {
+            writePendingHead(false);
+        }
         ctx.flush();
     }
 
@@ -246,6 +288,11 @@ final class Http2StreamFrontend extends ChannelInboundHandlerAdapter implements 
     @Override
     public void refuse(int status, String reason, String detail, boolean keepOpen) {
         current = null;
+        if (grpc) {
+            ctx.writeAndFlush(new DefaultHttp2HeadersFrame(GrpcRefusal.headers(status, reason, detail), true))
+                    .addListener((ChannelFutureListener) f -> finish());
+            return;
+        }
         send(Responses.error(ctx.alloc(), status, reason, detail), true)
                 .addListener((ChannelFutureListener) f -> finish());
     }
@@ -270,6 +317,11 @@ final class Http2StreamFrontend extends ChannelInboundHandlerAdapter implements 
     }
 
     private void reset(Http2Error error) {
+        if (pendingWrite != null) {
+            pendingWrite.tryFailure(new IllegalStateException("the stream was reset before its head went out"));
+            pendingHead = null;
+            pendingWrite = null;
+        }
         if (ctx.channel().isActive()) {
             ctx.writeAndFlush(new DefaultHttp2ResetFrame(error)).addListener(ChannelFutureListener.CLOSE);
         }

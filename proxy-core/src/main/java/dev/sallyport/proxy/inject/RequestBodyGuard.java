@@ -74,7 +74,8 @@ public final class RequestBodyGuard {
 
     /**
      * How many bytes at the end of what {@link #check} saw are not judged yet (they may start a placeholder that
-     * the next chunk completes): a caller must not forward them before the next check or {@link #finish}.
+     * the next chunk completes; only bytes that could begin one): a caller must not forward them before the next
+     * check or {@link #finish}.
      */
     public int unjudged() {
         return refusal != null || patterns.isEmpty() ? 0 : carried;
@@ -88,6 +89,11 @@ public final class RequestBodyGuard {
         return refusal;
     }
 
+    /**
+     * Judges every match that starts before the last {@code keep} bytes; of those last bytes, only the ones from the
+     * first position where a placeholder could still begin (they are a proper prefix of one) wait for the next
+     * chunk, so a streamed body (a gRPC call, a chat upload) is never held back for bytes that cannot be one.
+     */
     private void scan(int len, boolean last) {
         int limit = last ? len : Math.max(0, len - keep);
         for (int p = patterns.nextCandidate(window, 0, limit, len); p < limit;
@@ -97,8 +103,19 @@ public final class RequestBodyGuard {
                 return;
             }
         }
-        carried = len - limit;
-        System.arraycopy(window, limit, window, 0, carried);
+        int hold = len;
+        for (int p = limit; p < len; p++) {
+            PatternSet.Pattern m = patterns.longestAt(window, p, len);
+            if (m != null && judge(m)) {
+                return;
+            }
+            if (patterns.prefixAt(window, p, len)) {
+                hold = p;
+                break;
+            }
+        }
+        carried = len - hold;
+        System.arraycopy(window, hold, window, 0, carried);
     }
 
     private boolean judge(PatternSet.Pattern m) {

@@ -3,6 +3,7 @@ package dev.sallyport.proxy.inject;
 import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.SecretSpec;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -202,6 +203,19 @@ public final class SecretStore implements AutoCloseable {
 
     KnownValues known() {
         return known;
+    }
+
+    /**
+     * True when {@code value} holds a real value this process ever loaded, in any of its forms: what an HTTP/2
+     * encoder must never put in its HPACK table (a later request on the connection would carry it as an index).
+     */
+    public boolean holdsRealValue(CharSequence value) {
+        PatternSet set = known.patterns();
+        if (set.isEmpty() || value.length() < 2) {
+            return false;
+        }
+        byte[] bytes = value.toString().getBytes(StandardCharsets.UTF_8);
+        return !set.findAll(bytes, bytes.length).isEmpty();
     }
 
     /** Value of {@code e} now (retrying a lazy source), rebuilding the patterns if it just appeared. */

@@ -13,7 +13,8 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.EventLoop;
-import io.netty.handler.ssl.SslContext;
+import io.netty.handler.codec.http2.Http2StreamChannel;
+import io.netty.handler.ssl.ApplicationProtocolNames;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslHandshakeTimeoutException;
 import io.netty.util.concurrent.Future;
@@ -38,13 +39,15 @@ public final class UpstreamConnector implements Dialer {
 
     private final ProxyContext context;
     private final HostLookup resolver;
-    private final SslContext tls;
+    private final UpstreamTls tls;
     private final UpstreamPool pool = new UpstreamPool();
+    private final Http2Upstreams h2;
 
-    public UpstreamConnector(ProxyContext context, HostLookup resolver, SslContext tls) {
+    public UpstreamConnector(ProxyContext context, HostLookup resolver, UpstreamTls tls) {
         this.context = context;
         this.resolver = resolver;
         this.tls = tls;
+        this.h2 = new Http2Upstreams(value -> context.snapshot().secrets().holdsRealValue(value));
     }
 
     /**
@@ -54,15 +57,25 @@ public final class UpstreamConnector implements Dialer {
     @Override
     public Future<UpstreamLease> acquire(Destination dest, PolicyEngine engine, EventLoop loop, String client) {
         Promise<UpstreamLease> promise = loop.newPromise();
-        if (dest.http() && reuse(dest, engine, loop, promise)) {
+        String hop = "client " + client + " => " + dest.text() + ": ";
+        if (dest.h2() && streamOnPooled(dest, engine, loop, hop, promise)) {
             return promise;
         }
-        String hop = "client " + client + " => " + dest.text() + ": ";
+        if (dest.http() && (!dest.h2() || Boolean.FALSE.equals(h2.remembered(dest)))
+                && reuse(dest, engine, loop, promise)) {
+            return promise;
+        }
+        lookupAndDial(dest, engine, loop, hop, promise);
+        return promise;
+    }
+
+    private void lookupAndDial(Destination dest, PolicyEngine engine, EventLoop loop, String hop,
+                               Promise<UpstreamLease> promise) {
         Timeouts timeouts = context.policy().proxy().timeouts();
         Optional<IpAddress> literal = IpAddress.parseStrict(dest.host());
         if (literal.isPresent()) {
             dial(dest, engine, List.of(literal.get().toInetAddress()), loop, hop, promise);
-            return promise;
+            return;
         }
         ScheduledFuture<?> timer = loop.schedule(() -> promise.tryFailure(new UpstreamFailure(504, "dns_timeout",
                 hop + "DNS lookup timed out after " + timeouts.connect().toMillis() + " ms", null)),
@@ -79,7 +92,50 @@ public final class UpstreamConnector implements Dialer {
             }
             dial(dest, engine, addresses, loop, hop, promise);
         }));
-        return promise;
+    }
+
+    /**
+     * Completes {@code promise} with a stream of a pooled HTTP/2 connection, or of the one being dialed for the
+     * destination (which then serves every exchange that waited for it, as far as the server allows streams).
+     */
+    private boolean streamOnPooled(Destination dest, PolicyEngine engine, EventLoop loop, String hop,
+                                   Promise<UpstreamLease> promise) {
+        Http2Upstreams.Key key = Http2Upstreams.key(loop, dest);
+        Http2Upstreams.Parent parent = h2.pooled(key, dest, engine);
+        if (parent != null) {
+            openStream(parent, dest, hop, true, promise);
+            return true;
+        }
+        Future<Http2Upstreams.Parent> pending = h2.dialing(key);
+        if (pending == null) {
+            return false;
+        }
+        pending.addListener(f -> {
+            Http2Upstreams.Parent dialed = f.isSuccess() ? (Http2Upstreams.Parent) f.getNow() : null;
+            if (dialed != null && dialed.open() && dialed.hasRoom()
+                    && engine.onDial(dest.host(), dest.port(), dialed.address()).permitsTraffic()) {
+                openStream(dialed, dest, hop, true, promise);
+            } else if (f.cause() instanceof UpstreamFailure failure) {
+                promise.tryFailure(failure);
+            } else {
+                lookupAndDial(dest, engine, loop, hop, promise);  // the server chose HTTP/1.1, or has no room
+            }
+        });
+        return true;
+    }
+
+    private void openStream(Http2Upstreams.Parent parent, Destination dest, String hop, boolean reused,
+                            Promise<UpstreamLease> promise) {
+        Http2Upstreams.openStream(parent, context.policy().proxy().timeouts()).addListener(f -> {
+            Http2StreamChannel stream = f.isSuccess() ? (Http2StreamChannel) f.getNow() : null;
+            if (stream == null) {
+                promise.tryFailure(new UpstreamFailure(502, "upstream_failed", hop + "opening an HTTP/2 stream"
+                        + " failed: " + rootMessage(f.cause()), parent.address().toString()));
+            } else if (!promise.trySuccess(new UpstreamLease(stream, parent.address(), dest, reused,
+                    UpstreamLease.H2))) {
+                stream.close();
+            }
+        });
     }
 
     /** Completes {@code promise} with an idle pooled connection whose address the policy still allows. */
@@ -104,6 +160,10 @@ public final class UpstreamConnector implements Dialer {
     @Override
     public void release(UpstreamLease lease, boolean reusable) {
         Channel ch = lease.channel();
+        if (lease.h2()) {
+            ch.close();     // the stream: reset (CANCEL) unless both sides ended it; its connection stays pooled
+            return;
+        }
         if (!reusable || !ch.isActive() || !lease.destination().http() || !UpstreamCodec.inStep(ch)) {
             ch.close();
             return;
@@ -114,6 +174,7 @@ public final class UpstreamConnector implements Dialer {
 
     public void close() {
         pool.closeAll();
+        h2.closeAll();
     }
 
     private void dial(Destination dest, PolicyEngine engine, List<InetAddress> addresses, EventLoop loop, String hop,
@@ -143,8 +204,26 @@ public final class UpstreamConnector implements Dialer {
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE,
                         timeouts.connect().toMillis()))
-                .handler(new UpstreamInitializer(dest, tls, timeouts))
+                .handler(new UpstreamInitializer(dest, dest.h2() ? tls.alpn() : tls.http1(), timeouts))
                 .connect(new InetSocketAddress(chosen.toInetAddress(), dest.port()));
+        Promise<Http2Upstreams.Parent> parentPromise = null;
+        if (dest.h2() && Boolean.TRUE.equals(h2.remembered(dest))) {
+            Http2Upstreams.Key key = Http2Upstreams.key(loop, dest);
+            if (h2.dialing(key) == null) {      // exchanges that come meanwhile wait for this connection
+                parentPromise = loop.newPromise();
+                h2.dialStarted(key, parentPromise);
+            }
+        }
+        Promise<Http2Upstreams.Parent> parentReady = parentPromise;
+        if (parentReady != null) {
+            promise.addListener(p -> {
+                if (!p.isSuccess()) {
+                    parentReady.tryFailure(p.cause());
+                } else if (!((UpstreamLease) p.getNow()).h2()) {
+                    parentReady.tryFailure(new IllegalStateException("the server chose HTTP/1.1"));
+                }
+            });
+        }
         connect.addListener((ChannelFuture f) -> {
             if (!f.isSuccess()) {
                 boolean timeout = f.cause() instanceof ConnectTimeoutException;
@@ -166,6 +245,20 @@ public final class UpstreamConnector implements Dialer {
             }
             ch.read();
             ssl.handshakeFuture().addListener(h -> {
+                if (h.isSuccess() && dest.h2()) {
+                    boolean speaksH2 = ApplicationProtocolNames.HTTP_2.equals(ssl.applicationProtocol());
+                    h2.remember(dest, speaksH2);
+                    if (speaksH2) {
+                        Http2Upstreams.Parent parent = h2.becomeHttp2(Http2Upstreams.key(loop, dest), ch, chosen,
+                                timeouts);
+                        emitConnected(dest, started);
+                        if (parentReady != null) {
+                            parentReady.trySuccess(parent);
+                        }
+                        openStream(parent, dest, hop, false, promise);
+                        return;
+                    }
+                }
                 if (h.isSuccess()) {
                     connected(dest, ch, chosen, started, promise);
                 } else {
@@ -181,9 +274,13 @@ public final class UpstreamConnector implements Dialer {
     private void connected(Destination dest, Channel ch, IpAddress address, long started,
                            Promise<UpstreamLease> promise) {
         if (promise.trySuccess(new UpstreamLease(ch, address, dest, false))) {
-            context.emit(new ProxyEvent.UpstreamConnected(context.clock().instant(), dest.host(),
-                    Duration.ofNanos(System.nanoTime() - started)));
+            emitConnected(dest, started);
         }
+    }
+
+    private void emitConnected(Destination dest, long started) {
+        context.emit(new ProxyEvent.UpstreamConnected(context.clock().instant(), dest.host(),
+                Duration.ofNanos(System.nanoTime() - started)));
     }
 
     static String rootMessage(Throwable t) {

@@ -25,8 +25,11 @@ public final class UpstreamInitializer extends ChannelInitializer<Channel> {
      */
     public static final AttributeKey<Boolean> AWAITING_HEAD = AttributeKey.valueOf("sallyport.awaitingHead");
 
+    /** The error code of the RST_STREAM an HTTP/2 upstream ended a stream with, on that stream's channel. */
+    public static final AttributeKey<Long> STREAM_RESET = AttributeKey.valueOf("sallyport.streamReset");
+
     private final Destination dest;
-    private final SslContext tls;
+    private final SslContext tls;     // offers h2 in ALPN for destinations that may speak it
     private final Timeouts timeouts;
 
     UpstreamInitializer(Destination dest, SslContext tls, Timeouts timeouts) {
@@ -64,12 +67,16 @@ public final class UpstreamInitializer extends ChannelInitializer<Channel> {
         }
     }
 
-    /** Closes an upstream connection that saw no traffic for {@code timeouts.idle}. */
+    /**
+     * Closes an upstream connection (or HTTP/2 stream) that saw no traffic for {@code timeouts.idle}; an HTTP/2
+     * connection only once it has no stream open (each stream has its own).
+     */
     static final class IdleCloser extends ChannelInboundHandlerAdapter {
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
             if (evt instanceof IdleStateEvent) {
-                if (!Boolean.TRUE.equals(ctx.channel().attr(AWAITING_HEAD).get())) {
+                if (!Boolean.TRUE.equals(ctx.channel().attr(AWAITING_HEAD).get())
+                        && !Http2Upstreams.busy(ctx.channel())) {
                     ctx.close();
                 }
             } else {

@@ -2,6 +2,8 @@ package dev.sallyport.proxy.upstream;
 
 import dev.sallyport.policy.UpstreamSettings;
 import dev.sallyport.proxy.internal.Transports;
+import io.netty.handler.ssl.ApplicationProtocolConfig;
+import io.netty.handler.ssl.ApplicationProtocolNames;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import java.io.IOException;
@@ -20,15 +22,33 @@ import javax.net.ssl.X509ExtendedTrustManager;
 import javax.net.ssl.X509TrustManager;
 
 /**
- * The client TLS context for upstream connections: the roots from {@code upstream.trust} (system roots and PEM
+ * The client TLS contexts for upstream connections: the roots from {@code upstream.trust} (system roots and PEM
  * files) and hostname verification (HTTPS endpoint identification), by the JDK's PKIX trust manager with
  * accepted chains remembered for a while ({@link RememberingTrustManager}). There is no switch that turns it off.
+ * Two contexts share that trust: one offers no application protocol (the server speaks HTTP/1.1), the other offers
+ * {@code h2} and {@code http/1.1} in ALPN, for exchanges whose client speaks HTTP/2.
  */
 public final class UpstreamTls {
 
-    private UpstreamTls() {}
+    private final SslContext http1;
+    private final SslContext alpn;
 
-    public static SslContext context(UpstreamSettings settings) throws IOException, GeneralSecurityException {
+    private UpstreamTls(SslContext http1, SslContext alpn) {
+        this.http1 = http1;
+        this.alpn = alpn;
+    }
+
+    /** The context that offers no application protocol. */
+    public SslContext http1() {
+        return http1;
+    }
+
+    /** The context that offers {@code h2} and {@code http/1.1}. */
+    public SslContext alpn() {
+        return alpn;
+    }
+
+    public static UpstreamTls context(UpstreamSettings settings) throws IOException, GeneralSecurityException {
         List<X509Certificate> roots = new ArrayList<>();
         if (settings.systemTrust()) {
             TrustManagerFactory system = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
@@ -69,11 +89,20 @@ public final class UpstreamTls {
         if (jdk == null) {
             throw new GeneralSecurityException("the JDK's PKIX trust manager is missing");
         }
+        RememberingTrustManager trust = new RememberingTrustManager(jdk, InstantSource.system(), System::nanoTime);
+        return new UpstreamTls(builder(trust).build(), builder(trust)
+                .applicationProtocolConfig(new ApplicationProtocolConfig(ApplicationProtocolConfig.Protocol.ALPN,
+                        ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
+                        ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT,
+                        ApplicationProtocolNames.HTTP_2, ApplicationProtocolNames.HTTP_1_1))
+                .build());
+    }
+
+    private static SslContextBuilder builder(RememberingTrustManager trust) {
         return SslContextBuilder.forClient()
                 .sslProvider(Transports.sslProvider())
-                .trustManager(new RememberingTrustManager(jdk, InstantSource.system(), System::nanoTime))
+                .trustManager(trust)
                 .endpointIdentificationAlgorithm("HTTPS")
-                .protocols("TLSv1.3", "TLSv1.2")
-                .build();
+                .protocols("TLSv1.3", "TLSv1.2");
     }
 }
