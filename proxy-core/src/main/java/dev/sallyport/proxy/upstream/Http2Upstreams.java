@@ -64,8 +64,11 @@ final class Http2Upstreams {
 
     record Key(EventLoop loop, String host, int port) {}
 
-    /** A pooled connection, its codec and the address it dialed. */
-    record Parent(Channel channel, Http2FrameCodec codec, IpAddress address) {
+    /**
+     * An HTTP/2 connection, its codec and the address it dialed; {@code pooled}: other exchanges may use it (false
+     * for one dialed while the destination's pool was full, which closes once its last stream ended).
+     */
+    record Parent(Channel channel, Http2FrameCodec codec, IpAddress address, boolean pooled) {
         boolean open() {
             return channel.isActive() && !codec.connection().goAwayReceived() && !codec.connection().goAwaySent();
         }
@@ -170,11 +173,18 @@ final class Http2Upstreams {
             throw new IllegalStateException("the connection window of a new HTTP/2 connection", e);
         }
         ch.config().setAutoRead(true);
-        Parent parent = new Parent(ch, codec, address);
         List<Parent> list = parents.computeIfAbsent(key, k -> new ArrayList<>());
-        if (list.size() < MAX_PER_KEY) {
+        Parent parent = new Parent(ch, codec, address, list.size() < MAX_PER_KEY);
+        if (parent.pooled()) {
             list.add(parent);
-            ch.closeFuture().addListener(f -> key.loop().execute(() -> list.remove(parent)));
+            ch.closeFuture().addListener(f -> key.loop().execute(() -> {
+                list.remove(parent);
+                if (list.isEmpty()) {
+                    parents.remove(key, list);  // no key stays behind for a destination no longer used
+                }
+            }));
+        } else if (list.isEmpty()) {
+            parents.remove(key, list);
         }
         return parent;
     }
@@ -184,7 +194,7 @@ final class Http2Upstreams {
      * idle timeout is the exchange's, as on an HTTP/1.1 connection.
      */
     static Future<Http2StreamChannel> openStream(Parent parent, Timeouts timeouts) {
-        return new Http2StreamChannelBootstrap(parent.channel())
+        Future<Http2StreamChannel> opened = new Http2StreamChannelBootstrap(parent.channel())
                 .option(ChannelOption.AUTO_READ, false)
                 .handler(new ChannelInitializer<Http2StreamChannel>() {
                     @Override
@@ -197,6 +207,18 @@ final class Http2Upstreams {
                     }
                 })
                 .open();
+        if (!parent.pooled()) {
+            opened.addListener(f -> {
+                if (f.isSuccess()) {
+                    ((Channel) f.getNow()).closeFuture().addListener(c -> {
+                        if (parent.codec().connection().numActiveStreams() == 0) {
+                            parent.channel().close();
+                        }
+                    });
+                }
+            });
+        }
+        return opened;
     }
 
     /** True while {@code ch} is an HTTP/2 connection with a stream open: its idle timeout waits for the streams'. */
