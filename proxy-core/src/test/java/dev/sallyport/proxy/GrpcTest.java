@@ -36,10 +36,13 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -79,6 +82,9 @@ class GrpcTest {
     static final MethodDescriptor<byte[], byte[]> SAY = method("Say", MethodDescriptor.MethodType.UNARY);
     static final MethodDescriptor<byte[], byte[]> CHAT = method("Chat", MethodDescriptor.MethodType.BIDI_STREAMING);
 
+    /** Short, so that a call outlives it: an exchange with traffic is never ended by the idle timeout. */
+    static final Duration IDLE = Duration.ofMillis(800);
+
     static Server server;
     static Upstreams h1;
     static ProxyFixture proxy;
@@ -107,7 +113,7 @@ class GrpcTest {
         // both upstreams' roots, in one trust file
         Path roots = Files.writeString(dir.resolve("roots.pem"), Files.readString(root) + Files.readString(h1.root));
         proxy = ProxyFixture.start(ProxyFixture.policy(roots, "grpc.test:" + server.getPort() + ", h1.test:"
-                + h1.tls.port(), "  http2: true\n", rules) + secrets,
+                + h1.tls.port(), "  http2: true\n  timeouts: {idle: " + IDLE.toMillis() + "ms}\n", rules) + secrets,
                 new MapResolver().map("grpc.test", "127.0.0.1").map("h1.test", "127.0.0.1"), dir);
     }
 
@@ -170,22 +176,7 @@ class GrpcTest {
             BlockingQueue<String> replies = new LinkedBlockingQueue<>();
             CompletableFuture<Status> closed = new CompletableFuture<>();
             StreamObserver<byte[]> requests = ClientCalls.asyncBidiStreamingCall(call(ch, CHAT, null),
-                    new StreamObserver<>() {
-                        @Override
-                        public void onNext(byte[] value) {
-                            replies.add(text(value));
-                        }
-
-                        @Override
-                        public void onError(Throwable t) {
-                            closed.complete(Status.fromThrowable(t));
-                        }
-
-                        @Override
-                        public void onCompleted() {
-                            closed.complete(Status.OK);
-                        }
-                    });
+                    observer(replies, closed));
             for (int i = 0; i < 5; i++) {
                 requests.onNext(bytes("message " + i));
                 // the reply to this message arrives while the call's request stream is still open
@@ -197,6 +188,52 @@ class GrpcTest {
             ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }
         assertThat(proxy.events.await("exchange", e -> "/echo.Echo/Chat".equals(e.path())).status()).isEqualTo(200);
+    }
+
+    @Test
+    void aStreamThatOutlivesTheIdleTimeoutWhileMessagesFlowIsNotCut() throws Exception {
+        ManagedChannel ch = channel("grpc.test", server.getPort());
+        ScheduledExecutorService pace = Executors.newSingleThreadScheduledExecutor();
+        try {
+            BlockingQueue<String> replies = new LinkedBlockingQueue<>();
+            CompletableFuture<Status> closed = new CompletableFuture<>();
+            StreamObserver<byte[]> requests = ClientCalls.asyncBidiStreamingCall(call(ch, CHAT, null),
+                    observer(replies, closed));
+            long started = System.nanoTime();
+            int messages = 8;
+            for (int i = 0; i < messages; i++) {
+                String text = "tick " + i;
+                // each message half an idle timeout after the last: the call lasts four idle timeouts in all
+                pace.schedule(() -> requests.onNext(bytes(text)), IDLE.toMillis() / 2, TimeUnit.MILLISECONDS)
+                        .get(10, TimeUnit.SECONDS);
+                assertThat(replies.poll(10, TimeUnit.SECONDS)).isEqualTo("echo: " + text);
+            }
+            requests.onCompleted();
+            assertThat(closed.get(10, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).isGreaterThan(IDLE.multipliedBy(3));
+        } finally {
+            pace.shutdownNow();
+            ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    static StreamObserver<byte[]> observer(BlockingQueue<String> replies, CompletableFuture<Status> closed) {
+        return new StreamObserver<>() {
+            @Override
+            public void onNext(byte[] value) {
+                replies.add(text(value));
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                closed.complete(Status.fromThrowable(t));
+            }
+
+            @Override
+            public void onCompleted() {
+                closed.complete(Status.OK);
+            }
+        };
     }
 
     @Test
