@@ -9,6 +9,8 @@
 #   wget, nodejs, npm           everyday tools run inside a sandbox (cli's RunTools*Test)
 #   default-jdk-headless        the distribution's javac, for mvn and a Java program inside a sandbox
 #   python3-venv                python3 -m venv (ensurepip) inside a sandbox
+# and, from the npm registry, @grpc/grpc-js (a real grpc-node client through the proxy, proxy-core's
+# GrpcNodeTest) into $SALLYPORT_TEST_NODE_MODULES (default /var/cache/sallyport-test/node).
 set -euo pipefail
 need=()
 for pair in curl:curl openssl:openssl git:git bwrap:bubblewrap unshare:util-linux nft:nftables ip:iproute2 \
@@ -26,4 +28,17 @@ if [ ${#need[@]} -gt 0 ]; then
   echo "install-deps: installing ${need[*]}" >&2
   apt-get update -qq >/dev/null
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+grpc_js_version=1.14.7
+node_dir=${SALLYPORT_TEST_NODE_MODULES:-/var/cache/sallyport-test/node}
+if [ ! -f "$node_dir/node_modules/@grpc/grpc-js/package.json" ] \
+    || ! grep -q "\"version\": \"$grpc_js_version\"" "$node_dir/node_modules/@grpc/grpc-js/package.json"; then
+  if mkdir -p "$node_dir" 2>/dev/null && [ -w "$node_dir" ]; then
+    echo "install-deps: installing @grpc/grpc-js $grpc_js_version into $node_dir" >&2
+    npm install --silent --no-audit --no-fund --prefix "$node_dir" "@grpc/grpc-js@$grpc_js_version" >/dev/null
+  else
+    echo "install-deps: cannot write $node_dir for @grpc/grpc-js (expected: run as root, or set SALLYPORT_TEST_NODE_MODULES)" >&2
+    exit 1
+  fi
 fi

@@ -7,6 +7,8 @@ import dev.sallyport.proxy.events.AuditFields;
 import dev.sallyport.proxy.testing.MapResolver;
 import dev.sallyport.proxy.testing.ProxyFixture;
 import dev.sallyport.proxy.testing.Upstreams;
+import dev.sallyport.testing.ExternalProcess;
+import dev.sallyport.testing.Prerequisites;
 import dev.sallyport.testing.TestPki;
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
@@ -37,7 +39,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -53,6 +57,7 @@ import org.junit.jupiter.api.Test;
  * grpc-java through the proxy against a grpc-java server on loopback: unary and bidirectional-streaming calls with
  * the policy, secrets (in the call's metadata) and audit of any exchange; statuses and trailers pass; a refusal is a
  * gRPC status that names the reason; a gRPC call toward an upstream that speaks only HTTP/1.1 fails with one too.
+ * grpc-node ({@code @grpc/grpc-js}) makes the same calls configured by the environment alone.
  */
 class GrpcTest {
 
@@ -285,6 +290,47 @@ class GrpcTest {
         AuditFields f = proxy.events.await("exchange", e -> "grpc_needs_h2".equals(e.reason()));
         assertThat(f.upstreamProtocol()).isEqualTo("http/1.1");
         assertThat(f.status()).isEqualTo(502);
+    }
+
+    // ---- grpc-node (@grpc/grpc-js), configured by the environment alone ----
+
+    /** Runs the grpc-node client with the proxy and the CA given as a sandboxed program gets them. */
+    static ExternalProcess.Result node(String mode, String auth) throws Exception {
+        Path modules = Path.of(System.getenv().getOrDefault("SALLYPORT_TEST_NODE_MODULES",
+                "/var/cache/sallyport-test/node"), "node_modules");
+        Prerequisites.require("@grpc/grpc-js", Files.isRegularFile(modules.resolve("@grpc/grpc-js/package.json")),
+                "grpc-node under " + modules + " (scripts/install-deps.sh installs it)");
+        Path script = Path.of(GrpcTest.class.getResource("/grpc/echo-client.js").toURI());
+        List<String> command = new ArrayList<>(List.of("node", script.toString(), "grpc.test:" + server.getPort(),
+                mode));
+        if (auth != null) {
+            command.add(auth);
+        }
+        return ExternalProcess.run(Duration.ofSeconds(30), command, null, Map.of(
+                "NODE_PATH", modules.toString(),
+                "https_proxy", proxy.proxyUrl(),
+                "no_proxy", "", "NO_PROXY", "", "grpc_proxy", "",
+                "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH", proxy.caPem.toString()));
+    }
+
+    @Test
+    void grpcNodeMakesAUnaryCallThroughTheProxyWithItsPlaceholderSwapped() throws Exception {
+        int before = seenAuthorization.size();
+        ExternalProcess.Result r = node("unary", "Bearer " + PH);
+        assertThat(r.exit()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).contains("REPLY said: hello from node").contains("STATUS 0");
+        assertThat(seenAuthorization.subList(before, seenAuthorization.size())).containsExactly("Bearer " + VALUE);
+    }
+
+    @Test
+    void grpcNodeStreamsBothWaysAndSeesAnotherHostsPlaceholderRefused() throws Exception {
+        ExternalProcess.Result bidi = node("bidi", null);
+        assertThat(bidi.exit()).as(bidi.stderr()).isZero();
+        assertThat(bidi.stdout()).contains("REPLY echo: node 0", "REPLY echo: node 1", "REPLY echo: node 2")
+                .contains("STATUS 0");
+        ExternalProcess.Result refused = node("unary", "Bearer " + OTHER_PH);
+        assertThat(refused.stdout()).contains("STATUS " + Status.Code.PERMISSION_DENIED.value() + " sallyport:")
+                .contains("secret_wrong_host");
     }
 
     // ---- the service ----
