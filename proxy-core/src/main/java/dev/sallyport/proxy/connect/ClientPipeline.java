@@ -24,6 +24,7 @@ import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.ssl.ApplicationProtocolNames;
+import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.timeout.IdleStateHandler;
 import java.time.Duration;
@@ -39,7 +40,7 @@ import java.util.concurrent.TimeUnit;
  * HTTP       + guard, codec, connect, frontend            (FrontendHandler feeds the exchange core)
  * tunnel     - guard, codec, connect, frontend  + tls-check, then
  *              intercept: sni, handshake  -> HTTP again (guard, codec, frontend bound to the tunnel),
- *                                            or, when ALPN chose h2, HTTP/2 (h2-codec, h2-streams: a frontend per
+ *                                            or, when ALPN chose h2, HTTP/2 (h2-flush, h2-codec, h2-streams: a frontend per
  *                                            stream; the connection reads freely, streams by flow control)
  *              passthrough: passthrough   -> relay
  * upgraded   - guard, codec, frontend  + WebSocket guard (with secrets), relay
@@ -61,6 +62,7 @@ public final class ClientPipeline implements ClientPhases {
     static final String PASSTHROUGH = "sallyport-passthrough";
     static final String RELAY = "sallyport-relay";
     static final String LINGER = "sallyport-linger";
+    static final String H2_FLUSH = "sallyport-h2-flush";
     static final String H2_CODEC = "sallyport-h2-codec";
     static final String H2_STREAMS = "sallyport-h2-streams";
 
@@ -121,6 +123,9 @@ public final class ClientPipeline implements ClientPhases {
         SslHandler tls = pipeline.get(SslHandler.class);
         if (tls != null && ApplicationProtocolNames.HTTP_2.equals(tls.applicationProtocol())) {
             Http2Connections.Handlers h2 = Http2Connections.handlers(context.policy().proxy().limits(), core, tunnel);
+            // many streams flush at once: one TLS record and one write for the frames of a loop turn
+            pipeline.addLast(H2_FLUSH, new FlushConsolidationHandler(
+                    FlushConsolidationHandler.DEFAULT_EXPLICIT_FLUSH_AFTER_FLUSHES, true));
             pipeline.addLast(H2_CODEC, h2.codec());
             pipeline.addLast(H2_STREAMS, h2.streams());
             pipeline.channel().config().setAutoRead(true);

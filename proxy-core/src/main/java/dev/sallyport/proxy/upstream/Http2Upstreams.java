@@ -19,6 +19,7 @@ import io.netty.handler.codec.http2.Http2MultiplexHandler;
 import io.netty.handler.codec.http2.Http2Settings;
 import io.netty.handler.codec.http2.Http2StreamChannel;
 import io.netty.handler.codec.http2.Http2StreamChannelBootstrap;
+import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
@@ -163,6 +164,9 @@ final class Http2Upstreams {
                 .gracefulShutdownTimeoutMillis(timeouts.idle().toMillis())
                 .build();
         ch.pipeline().replace(UpstreamInitializer.CODEC, UpstreamInitializer.CODEC, codec);
+        // many streams flush at once: one TLS record and one write for the frames of a loop turn
+        ch.pipeline().addBefore(UpstreamInitializer.CODEC, null, new FlushConsolidationHandler(
+                FlushConsolidationHandler.DEFAULT_EXPLICIT_FLUSH_AFTER_FLUSHES, true));
         ch.pipeline().addAfter(UpstreamInitializer.CODEC, null, new Http2MultiplexHandler(new NoPush()));
         // the connection's window: room for every stream's, so a stream whose client stopped reading holds back
         // only its own
