@@ -161,6 +161,18 @@ class Http2UpstreamTest {
     }
 
     @Test
+    void aRealValueTheUpstreamSendsBackIsScrubbedFromHeadersBodyAndTrailers() {
+        ExternalProcess.Result r = curl("-H", "Authorization: Bearer " + PH, "https://" + authority + "/reflect");
+        assertThat(r.exit()).as(r.stderr()).isZero();
+        assertThat(up.seen("/reflect").fields()).containsEntry("authorization", "Bearer " + VALUE);
+        assertThat(r.stdout()).contains("\nHTTP/2 200").contains("x-echo-auth:").contains("body has Bearer ")
+                .contains("x-trailer-auth:")
+                .doesNotContain(VALUE);
+        assertThat(proxy.events.await("exchange", e -> "/reflect".equals(e.path())).upstreamProtocol())
+                .isEqualTo("h2");
+    }
+
+    @Test
     void anUpstreamResetIsA502WithItsReasonOnThatStreamAlone() throws Exception {
         try (HttpClient client = jdkClient()) {
             HttpResponse<String> reset = client.send(get("/reset").build(), HttpResponse.BodyHandlers.ofString());

@@ -42,7 +42,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * An HTTPS upstream on loopback that speaks only HTTP/2 (ALPN {@code h2}), with a certificate from {@link TestPki}.
  * Routes: {@code /stream} echoes each DATA frame as it arrives and ends with the trailer {@code x-trailer: end}
  * when the request ends; {@code /reset} resets the stream ({@code INTERNAL_ERROR}) before any response;
- * {@code /bytes/N} sends N bytes; anything else answers once the request ended:
+ * {@code /bytes/N} sends N bytes; {@code /reflect} sends the request's {@code authorization} back in a header, the
+ * body and a trailer (what the proxy must scrub); anything else answers once the request ended:
  * {@code METHOD PATH authority=A te=T len=N conn=C}, and the trailer {@code x-trailer: end} when the request
  * sent {@code te: trailers}. Records each request's fields and the connections it accepted.
  */
@@ -133,6 +134,17 @@ public final class H2EchoUpstream implements AutoCloseable {
                     if (path.equals("/stream")) {
                         ctx.writeAndFlush(new DefaultHttp2HeadersFrame(new DefaultHttp2Headers().status("200")
                                 .set("x-upstream", "h2echo")));
+                    }
+                    if (path.equals("/reflect")) {
+                        String auth = String.valueOf(head.get("authorization"));
+                        ctx.write(new DefaultHttp2HeadersFrame(new DefaultHttp2Headers().status("200")
+                                .set("x-echo-auth", auth)));
+                        ctx.write(new DefaultHttp2DataFrame(Unpooled.copiedBuffer("body has " + auth + "\n",
+                                StandardCharsets.UTF_8), false));
+                        ctx.writeAndFlush(new DefaultHttp2HeadersFrame(new DefaultHttp2Headers()
+                                .set("x-trailer-auth", auth), true));
+                        answered = true;
+                        return;
                     }
                     if (path.startsWith("/bytes/")) {
                         int n = Integer.parseInt(path.substring("/bytes/".length()));
