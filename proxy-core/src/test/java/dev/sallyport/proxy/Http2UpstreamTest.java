@@ -36,6 +36,7 @@ class Http2UpstreamTest {
     static final String OTHER_PH = "sallyport-ph-httptwootherhostplaceholder";
 
     static H2EchoUpstream up;
+    static H2EchoUpstream only;
     static ProxyFixture proxy;
     static Trust trust;
     static String authority;
@@ -47,15 +48,18 @@ class Http2UpstreamTest {
         TestPki pki = TestPki.create();
         Path root = pki.rootPem(dir);
         up = H2EchoUpstream.start(pki.issue("h2.test"));
+        only = H2EchoUpstream.refusingHttp11(pki.issue("only.test"));
         Path value = Files.writeString(dir.resolve("token"), VALUE + "\n");
-        String rules = "  - name: h2\n    hosts: [h2.test]\n    ports: [" + up.port() + "]\n";
+        String rules = "  - name: h2\n    hosts: [h2.test]\n    ports: [" + up.port() + "]\n"
+                + "  - name: only\n    hosts: [only.test]\n    ports: [" + only.port() + "]\n";
         String secrets = "secrets:\n"
                 + "  - name: TOKEN\n    from: file:" + value + "\n    hosts: [h2.test]\n"
                 + "    headers: [Authorization]\n    placeholder: " + PH + "\n"
                 + "  - name: OTHER\n    from: file:" + value + "\n    hosts: [elsewhere.test]\n"
                 + "    headers: [Authorization]\n    placeholder: " + OTHER_PH + "\n";
-        proxy = ProxyFixture.start(ProxyFixture.policy(root, "h2.test:" + up.port(), "  http2: true\n", rules)
-                + secrets, new MapResolver().map("h2.test", "127.0.0.1"), dir);
+        proxy = ProxyFixture.start(ProxyFixture.policy(root, "h2.test:" + up.port() + ", only.test:" + only.port(),
+                "  http2: true\n", rules) + secrets,
+                new MapResolver().map("h2.test", "127.0.0.1").map("only.test", "127.0.0.1"), dir);
         trust = Trust.of(proxy.caPem);
         authority = "h2.test:" + up.port();
     }
@@ -66,6 +70,7 @@ class Http2UpstreamTest {
         String audit = Files.readString(proxy.auditFile);
         proxy.close();
         up.close();
+        only.close();
         assertThat(audit).doesNotContain(VALUE);
     }
 
@@ -170,6 +175,21 @@ class Http2UpstreamTest {
                 .doesNotContain(VALUE);
         assertThat(proxy.events.await("exchange", e -> "/reflect".equals(e.path())).upstreamProtocol())
                 .isEqualTo("h2");
+    }
+
+    @Test
+    void anHttp11ClientReachesAnUpstreamThatSpeaksOnlyHttp2() {
+        for (int i = 0; i < 2; i++) {   // the second finds the destination remembered as HTTP/2 alone
+            ExternalProcess.Result r = ExternalProcess.run(Duration.ofSeconds(20), List.of("curl", "-sS", "--max-time",
+                    "10", "-x", proxy.proxyUrl(), "--cacert", proxy.caPem.toString(), "-D", "-", "--noproxy", "",
+                    "--http1.1", "https://only.test:" + only.port() + "/h1-client/" + i), null);
+            assertThat(r.exit()).as(r.stderr()).isZero();
+            assertThat(r.stdout()).contains("HTTP/1.1 200").contains("GET /h1-client/" + i + " authority=only.test:");
+            String path = "/h1-client/" + i;
+            AuditFields f = proxy.events.await("exchange", e -> path.equals(e.path()));
+            assertThat(f.protocol()).isEqualTo("http/1.1");
+            assertThat(f.upstreamProtocol()).isEqualTo("h2");
+        }
     }
 
     @Test

@@ -82,7 +82,8 @@ public final class ExchangeCore {
                     refused.reason().equals(SecretReasons.REQUIRED) && bodyless);
             return null;
         }
-        Destination dest = new Destination(request.target().host(), request.target().port(), tls, true, mayH2);
+        Destination dest = new Destination(request.target().host(), request.target().port(), tls, true, mayH2,
+                websocket);
         // The request's decision is recorded once the dial check has run (Exchange.upstreamReady): an address
         // denied by network.deny must be counted as a deny, not as the rule's allow.
         Exchange exchange = new Exchange(context, connector, down, audit, dest, head, secrets, request.upgrade());

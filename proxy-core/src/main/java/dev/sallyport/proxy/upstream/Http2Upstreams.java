@@ -40,7 +40,7 @@ import java.util.function.Predicate;
  * connection takes a new stream only while it is open, has received no GOAWAY, and the address it dialed passes the
  * policy in force. Which destinations chose {@code h2} in ALPN is remembered ({@link #MAX_REMEMBERED}, for
  * {@link #REMEMBER}), so that the exchanges of a burst wait for the one connection being dialed instead of each
- * dialing its own.
+ * dialing its own; so is which refused {@code http/1.1}, whose HTTP/1.1 clients' exchanges then go as streams.
  *
  * <p>The codec's limits hold against an upstream as against a client: control frames queued, resets and
  * CONTINUATION frames per window, empty DATA frames; no server push; the response header list bounded like an
@@ -84,6 +84,8 @@ final class Http2Upstreams {
     private final Map<Key, Future<Parent>> dialing = new ConcurrentHashMap<>();
     private final Cache<String, Boolean> speaksH2 = Caffeine.newBuilder().maximumSize(MAX_REMEMBERED)
             .expireAfterWrite(REMEMBER).build();
+    private final Cache<String, Boolean> onlyH2 = Caffeine.newBuilder().maximumSize(MAX_REMEMBERED)
+            .expireAfterWrite(REMEMBER).build();
     private final Predicate<CharSequence> holdsSecret;
 
     /** @param holdsSecret true for a header value that holds a real secret value (never HPACK-indexed) */
@@ -102,6 +104,15 @@ final class Http2Upstreams {
 
     void remember(Destination dest, boolean h2) {
         speaksH2.put(dest.text(), h2);
+    }
+
+    /** True when {@code dest} refused {@code http/1.1} in ALPN lately: it speaks HTTP/2 alone. */
+    boolean onlyH2(Destination dest) {
+        return onlyH2.getIfPresent(dest.text()) != null;
+    }
+
+    void rememberOnlyH2(Destination dest) {
+        onlyH2.put(dest.text(), Boolean.TRUE);
     }
 
     /**

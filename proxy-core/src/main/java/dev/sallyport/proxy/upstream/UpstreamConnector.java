@@ -24,6 +24,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
@@ -55,8 +56,10 @@ public final class UpstreamConnector implements Dialer {
      * decided by: its {@code network.deny} checks the address. {@code client} names the hop in errors.
      */
     @Override
-    public Future<UpstreamLease> acquire(Destination dest, PolicyEngine engine, EventLoop loop, String client) {
+    public Future<UpstreamLease> acquire(Destination asked, PolicyEngine engine, EventLoop loop, String client) {
         Promise<UpstreamLease> promise = loop.newPromise();
+        // a server that refused http/1.1 in ALPN gets an HTTP/1.1 client's exchanges as HTTP/2 streams
+        Destination dest = asked.mayFallBackToH2() && h2.onlyH2(asked) ? asked.withH2() : asked;
         String hop = "client " + client + " => " + dest.text() + ": ";
         if (dest.h2() && streamOnPooled(dest, engine, loop, hop, promise)) {
             return promise;
@@ -261,6 +264,9 @@ public final class UpstreamConnector implements Dialer {
                 }
                 if (h.isSuccess()) {
                     connected(dest, ch, chosen, started, promise);
+                } else if (dest.mayFallBackToH2() && refusedHttp1(h.cause())) {
+                    h2.rememberOnlyH2(dest);    // nothing was sent: the exchange goes again, over HTTP/2
+                    dial(dest.withH2(), engine, addresses, loop, hop, promise);
                 } else {
                     boolean timeout = h.cause() instanceof SslHandshakeTimeoutException;
                     promise.tryFailure(new UpstreamFailure(timeout ? 504 : 502,
@@ -281,6 +287,12 @@ public final class UpstreamConnector implements Dialer {
     private void emitConnected(Destination dest, long started) {
         context.emit(new ProxyEvent.UpstreamConnected(context.clock().instant(), dest.host(),
                 Duration.ofNanos(System.nanoTime() - started)));
+    }
+
+    /** True when the server's TLS alert said it speaks none of the protocols offered (RFC 7301, section 3.2). */
+    static boolean refusedHttp1(Throwable t) {
+        String message = rootMessage(t).toLowerCase(Locale.ROOT);
+        return message.contains("no_application_protocol") || message.contains("no application protocol");
     }
 
     static String rootMessage(Throwable t) {

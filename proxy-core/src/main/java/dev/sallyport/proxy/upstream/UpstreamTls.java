@@ -25,8 +25,8 @@ import javax.net.ssl.X509TrustManager;
  * The client TLS contexts for upstream connections: the roots from {@code upstream.trust} (system roots and PEM
  * files) and hostname verification (HTTPS endpoint identification), by the JDK's PKIX trust manager with
  * accepted chains remembered for a while ({@link RememberingTrustManager}). There is no switch that turns it off.
- * Two contexts share that trust: one offers no application protocol (the server speaks HTTP/1.1), the other offers
- * {@code h2} and {@code http/1.1} in ALPN, for exchanges whose client speaks HTTP/2.
+ * Two contexts share that trust: one offers {@code http/1.1} in ALPN, the other {@code h2} and {@code http/1.1}, for
+ * exchanges whose client speaks HTTP/2 (and for a server that refused {@code http/1.1}).
  */
 public final class UpstreamTls {
 
@@ -38,7 +38,7 @@ public final class UpstreamTls {
         this.alpn = alpn;
     }
 
-    /** The context that offers no application protocol. */
+    /** The context that offers {@code http/1.1} alone. */
     public SslContext http1() {
         return http1;
     }
@@ -90,18 +90,17 @@ public final class UpstreamTls {
             throw new GeneralSecurityException("the JDK's PKIX trust manager is missing");
         }
         RememberingTrustManager trust = new RememberingTrustManager(jdk, InstantSource.system(), System::nanoTime);
-        return new UpstreamTls(builder(trust).build(), builder(trust)
-                .applicationProtocolConfig(new ApplicationProtocolConfig(ApplicationProtocolConfig.Protocol.ALPN,
-                        ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
-                        ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT,
-                        ApplicationProtocolNames.HTTP_2, ApplicationProtocolNames.HTTP_1_1))
-                .build());
+        return new UpstreamTls(builder(trust, ApplicationProtocolNames.HTTP_1_1).build(),
+                builder(trust, ApplicationProtocolNames.HTTP_2, ApplicationProtocolNames.HTTP_1_1).build());
     }
 
-    private static SslContextBuilder builder(RememberingTrustManager trust) {
+    private static SslContextBuilder builder(RememberingTrustManager trust, String... protocols) {
         return SslContextBuilder.forClient()
                 .sslProvider(Transports.sslProvider())
                 .trustManager(trust)
+                .applicationProtocolConfig(new ApplicationProtocolConfig(ApplicationProtocolConfig.Protocol.ALPN,
+                        ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
+                        ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT, protocols))
                 .endpointIdentificationAlgorithm("HTTPS")
                 .protocols("TLSv1.3", "TLSv1.2");
     }

@@ -29,6 +29,7 @@ import io.netty.handler.ssl.ApplicationProtocolConfig;
 import io.netty.handler.ssl.ApplicationProtocolNames;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslProvider;
 import io.netty.util.ReferenceCountUtil;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -61,10 +62,12 @@ public final class H2EchoUpstream implements AutoCloseable {
     public final List<Seen> requests = new CopyOnWriteArrayList<>();
     public final AtomicInteger connections = new AtomicInteger();
 
-    private H2EchoUpstream(TestPki.Issued cert) throws Exception {
+    private H2EchoUpstream(TestPki.Issued cert, boolean refuseOthers) throws Exception {
         SslContext tls = SslContextBuilder.forServer(cert.key(), cert.chain())
+                .sslProvider(refuseOthers ? SslProvider.JDK : SslProvider.OPENSSL)
                 .applicationProtocolConfig(new ApplicationProtocolConfig(ApplicationProtocolConfig.Protocol.ALPN,
-                        ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
+                        refuseOthers ? ApplicationProtocolConfig.SelectorFailureBehavior.FATAL_ALERT
+                                : ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
                         ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT,
                         ApplicationProtocolNames.HTTP_2))
                 .build();
@@ -83,13 +86,27 @@ public final class H2EchoUpstream implements AutoCloseable {
                                 stream.pipeline().addLast(new StreamHandler(number));
                             }
                         }));
+                        ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                            @Override
+                            public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+                                ctx.close();    // a refused handshake, a client gone: the test asserts on results
+                            }
+                        });
                     }
                 })
                 .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
     }
 
     public static H2EchoUpstream start(TestPki.Issued cert) throws Exception {
-        return new H2EchoUpstream(cert);
+        return new H2EchoUpstream(cert, false);
+    }
+
+    /**
+     * One that answers a client offering only other protocols in ALPN with the {@code no_application_protocol}
+     * alert, as Go's and the JDK's servers configured for {@code h2} alone do.
+     */
+    public static H2EchoUpstream refusingHttp11(TestPki.Issued cert) throws Exception {
+        return new H2EchoUpstream(cert, true);
     }
 
     public int port() {
