@@ -63,6 +63,7 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
     private final Counter retiredDropped;
     private final Counter clientConnectionRefusals;
     private final Counter clientTunnelRefusals;
+    private final Counter clientExchangeRefusals;
     private final Map<String, Counter> requests = new ConcurrentHashMap<>();
     private final Map<String, Counter> secrets = new ConcurrentHashMap<>();
     private final Map<String, Counter> secretRefusals = new ConcurrentHashMap<>();
@@ -97,6 +98,7 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
                 .description("1 while the audit log is failing and new requests are refused").register(registry);
         clientConnectionRefusals = clientLimit("connections");
         clientTunnelRefusals = clientLimit("tunnels");
+        clientExchangeRefusals = clientLimit("exchanges");
         runtimeMeters = new CompletableFuture<>();
         Thread.ofPlatform().daemon().name("sallyport-metrics-bind").start(() -> {
             try {
@@ -249,12 +251,13 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
                 .tag("reason", labels[0]).tag("secret", labels[1]).register(registry)).increment();
     }
 
-    /** {@code sallyport_client_limit_refusals_total{limit}}: connections and tunnels over a per-client limit. */
+    /** {@code sallyport_client_limit_refusals_total{limit}}: connections, tunnels, exchanges over a per-client limit. */
     private void clientLimitRefusal(AuditFields f) {
         if (f != null && "deny".equals(f.decision()) && f.reason() != null) {
             switch (f.reason()) {
                 case ClientSlots.CONNECTION_LIMIT -> clientConnectionRefusals.increment();
                 case ClientSlots.TUNNEL_LIMIT -> clientTunnelRefusals.increment();
+                case ClientSlots.EXCHANGE_LIMIT -> clientExchangeRefusals.increment();
                 default -> { }
             }
         }
@@ -262,7 +265,7 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
 
     private Counter clientLimit(String limit) {
         return Counter.builder("sallyport.client.limit.refusals")
-                .description("Connections and tunnels refused because their client held its per-client limit")
+                .description("Connections, tunnels and requests refused because their client held its per-client limit")
                 .tag("limit", limit).register(registry);
     }
 
