@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.sallyport.proxy.events.AuditFields;
 import dev.sallyport.proxy.testing.MapResolver;
 import dev.sallyport.proxy.testing.ProxyFixture;
+import dev.sallyport.proxy.testing.RawH2;
 import dev.sallyport.proxy.testing.Upstreams;
+import dev.sallyport.testing.Await;
 import dev.sallyport.testing.ExternalProcess;
 import dev.sallyport.testing.HttpReads;
 import dev.sallyport.testing.Prerequisites;
@@ -17,6 +19,10 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -116,6 +122,59 @@ class Http2ClientsTest {
         assertThat(upgrade.protocol()).isEqualTo("http/1.1");
         proxy.events.await("websocket_end", e -> "/ws".equals(e.path()));
         client.connectionPool().evictAll();
+    }
+
+    @Test
+    void theAdminMetricsCountExchangesByProtocolAndHttp2Streams() throws Exception {
+        String before = scrape();
+        OkHttpClient h2 = okhttp();
+        OkHttpClient h1 = h2.newBuilder().protocols(List.of(Protocol.HTTP_1_1)).build();
+        for (OkHttpClient client : List.of(h2, h2, h1)) {
+            try (Response r = client.newCall(new Request.Builder().url("https://" + authority + "/metrics/x").build())
+                    .execute()) {
+                assertThat(r.code()).isEqualTo(200);
+            }
+        }
+        try (RawH2 c = RawH2.open(proxy.address(), "api.test", up.tls.port(), trust.context)) {
+            c.headers(1, true, RawH2.request("GET", "other.test:" + up.tls.port(), "/metrics/refused"));
+            assertThat(c.await(1).status()).isEqualTo("403");
+        }
+        h2.connectionPool().evictAll();
+        h1.connectionPool().evictAll();
+        Await.until("no HTTP/2 stream open", Duration.ofSeconds(10),
+                () -> sample(scrape(), "sallyport_h2_streams_active") == 0);
+        String after = scrape();
+        assertThat(delta(before, after, "sallyport_exchanges_total{protocol=\"h2\"}")).isEqualTo(2);
+        assertThat(delta(before, after, "sallyport_exchanges_total{protocol=\"http/1.1\"}")).isEqualTo(1);
+        assertThat(delta(before, after, "sallyport_exchange_duration_seconds_count{protocol=\"h2\"}")).isEqualTo(2);
+        assertThat(delta(before, after, "sallyport_h2_streams_opened_total")).isEqualTo(3);
+        assertThat(delta(before, after, "sallyport_h2_streams_refused_total{reason=\"host_mismatch\"}"))
+                .isEqualTo(1);
+    }
+
+    /** {@code GET /metrics} on the admin listener. */
+    static String scrape() {
+        try (HttpClient admin = HttpClient.newHttpClient()) {
+            HttpResponse<String> r = admin.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                    + proxy.proxy.adminAddress().getPort() + "/metrics")).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).isEqualTo(200);
+            return r.body();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while scraping /metrics", e);
+        }
+    }
+
+    static double delta(String before, String after, String name) {
+        return sample(after, name) - sample(before, name);
+    }
+
+    /** The value of the sample named exactly so, 0 when it is not there (yet). */
+    static double sample(String scrape, String name) {
+        return scrape.lines().filter(l -> l.startsWith(name + " ")).findFirst()
+                .map(l -> Double.parseDouble(l.substring(name.length() + 1))).orElse(0.0);
     }
 
     @Test

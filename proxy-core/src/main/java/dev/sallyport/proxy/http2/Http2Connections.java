@@ -1,6 +1,7 @@
 package dev.sallyport.proxy.http2;
 
 import dev.sallyport.policy.Limits;
+import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.exchange.ExchangeCore;
 import dev.sallyport.proxy.internal.TunnelTarget;
 import io.netty.channel.ChannelHandler;
@@ -83,6 +84,9 @@ public final class Http2Connections {
         return new Http2MultiplexHandler(new ChannelInitializer<Http2StreamChannel>() {
             @Override
             protected void initChannel(Http2StreamChannel ch) {
+                core.context().emit(new ProxyEvent.StreamOpened(core.context().clock().instant()));
+                ch.closeFuture().addListener(f -> core.context().emit(new ProxyEvent.StreamClosed(
+                        core.context().clock().instant())));
                 ch.config().setAutoRead(false);
                 ch.pipeline().addLast(new Http2StreamFrontend(core, tunnel, refusals, maxBodyBytes));
             }
