@@ -10,12 +10,17 @@ package dev.sallyport.policy;
  * @param maxBodyBytes            request body size; 0 = no cap (default 0)
  * @param maxConnectionsPerClient open connections of one client: one IPv4 address or one IPv6 /64 (default 1024)
  * @param maxTunnelsPerClient     open CONNECT tunnels of one client (default 1024)
+ * @param maxExchangesPerClient   requests of one client in progress at once, HTTP/1.1 and HTTP/2 streams together:
+ *                                each holds an upstream connection (default 1024, as many as its connections could
+ *                                carry over HTTP/1.1)
  */
 public record Limits(int maxConnections, int maxTunnels, int maxHeaderBytes, int maxInitialLineBytes,
-                     long maxBodyBytes, int maxConnectionsPerClient, int maxTunnelsPerClient) {
+                     long maxBodyBytes, int maxConnectionsPerClient, int maxTunnelsPerClient,
+                     int maxExchangesPerClient) {
 
     public static final int DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 1024;
     public static final int DEFAULT_MAX_TUNNELS_PER_CLIENT = 1024;
+    public static final int DEFAULT_MAX_EXCHANGES_PER_CLIENT = 1024;
 
     public static final Limits DEFAULTS = new Limits(4096, 10_000, 32_768, 8192, 0);
 
@@ -29,6 +34,14 @@ public record Limits(int maxConnections, int maxTunnels, int maxHeaderBytes, int
         }
         positive("maxConnectionsPerClient", maxConnectionsPerClient);
         positive("maxTunnelsPerClient", maxTunnelsPerClient);
+        positive("maxExchangesPerClient", maxExchangesPerClient);
+    }
+
+    /** The limits with the default per-client cap on exchanges. */
+    public Limits(int maxConnections, int maxTunnels, int maxHeaderBytes, int maxInitialLineBytes, long maxBodyBytes,
+                  int maxConnectionsPerClient, int maxTunnelsPerClient) {
+        this(maxConnections, maxTunnels, maxHeaderBytes, maxInitialLineBytes, maxBodyBytes, maxConnectionsPerClient,
+                maxTunnelsPerClient, DEFAULT_MAX_EXCHANGES_PER_CLIENT);
     }
 
     /** The limits with the default per-client caps. */

@@ -164,6 +164,7 @@ class PolicyLoaderTest {
         "proxy: {limits: {max_body_bytes: 1_000}}|1:34 proxy.limits.max_body_bytes|not a plain decimal",
         "proxy: {limits: {max_connections_per_client: 0}}|1:46 proxy.limits.max_connections_per_client|0 is out of range",
         "proxy: {limits: {max_tunnels_per_client: x}}|1:42 proxy.limits.max_tunnels_per_client|is 'x'",
+        "proxy: {limits: {max_exchanges_per_client: 0}}|1:44 proxy.limits.max_exchanges_per_client|0 is out of range",
         "proxy: {timeouts: {idle: 0s}}|1:26 proxy.timeouts.idle|is zero",
         "proxy: {admin_token: {env: A, file: b}}|1:22 proxy.admin_token|2 sources",
         "proxy: {http2: yes}|1:16 proxy.http2|is 'yes'",
@@ -258,7 +259,7 @@ class PolicyLoaderTest {
         Policy d = Policy.defaults();
         assertThat(d.proxy().listen()).isEqualTo(new HostPort("127.0.0.1", 3128));
         assertThat(d.proxy().admin()).isEqualTo(new HostPort("127.0.0.1", 9901));
-        assertThat(d.proxy().limits()).isEqualTo(new Limits(4096, 10_000, 32_768, 8192, 0, 1024, 1024));
+        assertThat(d.proxy().limits()).isEqualTo(new Limits(4096, 10_000, 32_768, 8192, 0, 1024, 1024, 1024));
         assertThat(d.proxy().timeouts()).isEqualTo(new Timeouts(Duration.ofSeconds(10), Duration.ofSeconds(10),
                 Duration.ofSeconds(300), Duration.ofSeconds(300), Duration.ofSeconds(10)));
         assertThat(d.proxy().adminTokenEnv()).isNull();
@@ -280,7 +281,8 @@ class PolicyLoaderTest {
                   admin: localhost:9902
                   limits: {max_connections: 10, max_tunnels: 20, max_header_bytes: 4096,
                            max_initial_line_bytes: 1024, max_body_bytes: 1048576,
-                           max_connections_per_client: 4, max_tunnels_per_client: 3}
+                           max_connections_per_client: 4, max_tunnels_per_client: 3,
+                           max_exchanges_per_client: 7}
                   timeouts: {connect: 250ms, tls: 5s, response_headers: 10m, idle: 1h, shutdown_grace: 0s}
                   admin_token: {file: secrets/admin.token}
                   http2: true
@@ -305,7 +307,7 @@ class PolicyLoaderTest {
         assertThat(p.proxy().listen()).isEqualTo(new HostPort("::1", 0));
         assertThat(p.proxy().listen().toString()).isEqualTo("[::1]:0");
         assertThat(p.proxy().admin()).isEqualTo(new HostPort("localhost", 9902));
-        assertThat(p.proxy().limits()).isEqualTo(new Limits(10, 20, 4096, 1024, 1_048_576, 4, 3));
+        assertThat(p.proxy().limits()).isEqualTo(new Limits(10, 20, 4096, 1024, 1_048_576, 4, 3, 7));
         assertThat(p.proxy().timeouts()).isEqualTo(new Timeouts(Duration.ofMillis(250), Duration.ofSeconds(5),
                 Duration.ofMinutes(10), Duration.ofHours(1), Duration.ZERO));
         assertThat(p.proxy().adminTokenFile()).isEqualTo(dir.toAbsolutePath().resolve("secrets/admin.token"));

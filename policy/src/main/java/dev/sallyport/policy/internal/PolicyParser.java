@@ -147,7 +147,7 @@ public final class PolicyParser {
     private Limits limits(Node node) {
         Map<String, Node> m = t.mapping(node, "proxy.limits", Set.of("max_connections", "max_tunnels",
                 "max_header_bytes", "max_initial_line_bytes", "max_body_bytes", "max_connections_per_client",
-                "max_tunnels_per_client"));
+                "max_tunnels_per_client", "max_exchanges_per_client"));
         if (m == null) {
             return null;
         }
@@ -159,12 +159,13 @@ public final class PolicyParser {
         Long body = limit(m, "max_body_bytes", d.maxBodyBytes(), 0, Long.MAX_VALUE);
         Long clientConns = limit(m, "max_connections_per_client", d.maxConnectionsPerClient(), 1, Integer.MAX_VALUE);
         Long clientTunnels = limit(m, "max_tunnels_per_client", d.maxTunnelsPerClient(), 1, Integer.MAX_VALUE);
+        Long clientExchanges = limit(m, "max_exchanges_per_client", d.maxExchangesPerClient(), 1, Integer.MAX_VALUE);
         if (conns == null || tunnels == null || header == null || line == null || body == null
-                || clientConns == null || clientTunnels == null) {
+                || clientConns == null || clientTunnels == null || clientExchanges == null) {
             return null;
         }
         return new Limits(conns.intValue(), tunnels.intValue(), header.intValue(), line.intValue(), body,
-                clientConns.intValue(), clientTunnels.intValue());
+                clientConns.intValue(), clientTunnels.intValue(), clientExchanges.intValue());
     }
 
     private Long limit(Map<String, Node> m, String key, long fallback, long min, long max) {

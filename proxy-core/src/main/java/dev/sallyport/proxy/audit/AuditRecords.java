@@ -43,6 +43,8 @@ final class AuditRecords {
             case ProxyEvent.ConnectionClosed ignored -> Optional.empty();
             case ProxyEvent.TunnelOpened ignored -> Optional.empty();
             case ProxyEvent.TunnelClosed ignored -> Optional.empty();
+            case ProxyEvent.StreamOpened ignored -> Optional.empty();
+            case ProxyEvent.StreamClosed ignored -> Optional.empty();
             case ProxyEvent.CertMinted ignored -> Optional.empty();
             case ProxyEvent.CertCacheHit ignored -> Optional.empty();
             case ProxyEvent.UpstreamConnected ignored -> Optional.empty();

@@ -40,8 +40,9 @@ import java.util.concurrent.TimeUnit;
  * HTTP       + guard, codec, connect, frontend            (FrontendHandler feeds the exchange core)
  * tunnel     - guard, codec, connect, frontend  + tls-check, then
  *              intercept: sni, handshake  -> HTTP again (guard, codec, frontend bound to the tunnel),
- *                                            or, when ALPN chose h2, HTTP/2 (h2-flush, h2-codec, h2-streams: a frontend per
- *                                            stream; the connection reads freely, streams by flow control)
+ *                                            or, when ALPN chose h2, HTTP/2 (h2-flush, h2-guard, h2-codec,
+ *                                            h2-streams: a frontend per stream; the connection reads freely,
+ *                                            streams by flow control; h2-errors)
  *              passthrough: passthrough   -> relay
  * upgraded   - guard, codec, frontend  + WebSocket guard (with secrets), relay
  * closing    + linger first (after the last answer: read and drop for a moment, then close)
@@ -63,8 +64,10 @@ public final class ClientPipeline implements ClientPhases {
     static final String RELAY = "sallyport-relay";
     static final String LINGER = "sallyport-linger";
     static final String H2_FLUSH = "sallyport-h2-flush";
+    static final String H2_GUARD = "sallyport-h2-guard";
     static final String H2_CODEC = "sallyport-h2-codec";
     static final String H2_STREAMS = "sallyport-h2-streams";
+    static final String H2_ERRORS = "sallyport-h2-errors";
 
     /** A request head must arrive within this long after its first byte (slowloris): idle, at most 30 s. */
     static final Duration MAX_HEAD_DEADLINE = Duration.ofSeconds(30);
@@ -122,12 +125,16 @@ public final class ClientPipeline implements ClientPhases {
     public void toHttp(ChannelPipeline pipeline, TunnelTarget tunnel) {
         SslHandler tls = pipeline.get(SslHandler.class);
         if (tls != null && ApplicationProtocolNames.HTTP_2.equals(tls.applicationProtocol())) {
-            Http2Connections.Handlers h2 = Http2Connections.handlers(context.policy().proxy().limits(), core, tunnel);
+            Policy policy = context.policy();
+            Http2Connections.Handlers h2 = Http2Connections.handlers(policy.proxy().limits(), core, tunnel,
+                    headDeadline(policy.proxy().timeouts().idle()));
             // many streams flush at once: one TLS record and one write for the frames of a loop turn
             pipeline.addLast(H2_FLUSH, new FlushConsolidationHandler(
                     FlushConsolidationHandler.DEFAULT_EXPLICIT_FLUSH_AFTER_FLUSHES, true));
+            pipeline.addLast(H2_GUARD, h2.guard());
             pipeline.addLast(H2_CODEC, h2.codec());
             pipeline.addLast(H2_STREAMS, h2.streams());
+            pipeline.addLast(H2_ERRORS, h2.errors());
             pipeline.channel().config().setAutoRead(true);
         } else {
             addHttp(pipeline, tunnel);

@@ -30,6 +30,10 @@ public sealed interface ProxyEvent {
     record TunnelOpened(Instant ts) implements ProxyEvent {}
     record TunnelClosed(Instant ts) implements ProxyEvent {}
 
+    /** HTTP/2 streams of client connections opening (accepted by the codec) and closing, for the stream counts. */
+    record StreamOpened(Instant ts) implements ProxyEvent {}
+    record StreamClosed(Instant ts) implements ProxyEvent {}
+
     /** Certificate minting and cache use. */
     record CertMinted(Instant ts, String host, Duration took) implements ProxyEvent {}
     record CertCacheHit(Instant ts, String host) implements ProxyEvent {}

@@ -4,6 +4,7 @@ import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.inject.InjectionResult;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
+import dev.sallyport.proxy.limits.ClientKey;
 import dev.sallyport.proxy.upstream.Destination;
 import dev.sallyport.proxy.upstream.Dialer;
 import dev.sallyport.proxy.upstream.UpstreamFailure;
@@ -75,6 +76,8 @@ public final class Exchange {
     private final SecretsStage secrets;     // null when the proxy has no secrets (and never had)
     private final ExchangeRequest.Upgrade upgrade;
     private final Dialer connector;
+    /** Whose exchange slot this holds (taken by {@link ExchangeCore#start}), given back once, when it is recorded. */
+    private final ClientKey client;
     private final long startNanos = System.nanoTime();
     private final ResponseFlow response;
     private State state = new State.Dialing(new ArrayDeque<>());
@@ -96,6 +99,7 @@ public final class Exchange {
         this.upgrade = upgrade;
         this.requestBody = RequestBody.STREAMING;     // until the last part, which every request has
         this.response = new ResponseFlow(this);
+        this.client = ClientKey.of(down.channel().remoteAddress());
     }
 
     ProxyContext context() {
@@ -376,6 +380,7 @@ public final class Exchange {
         audit.status(101);
         context.emit(new ProxyEvent.ExchangeCompleted(context.clock().instant(), audit.fields()));
         context.exchangeFinished();
+        context.exchangeReleased(client);
         WebSocketStage.start(this, lease.channel(), response.takeEarlyBytes());
     }
 
@@ -450,6 +455,7 @@ public final class Exchange {
         audit.status(status).bytes(bytesUp, bytesDown).duration(elapsedMs());
         context.emit(new ProxyEvent.ExchangeCompleted(context.clock().instant(), audit.fields()));
         context.exchangeFinished();
+        context.exchangeReleased(client);
     }
 
     /** Bytes that came after a WebSocket 101, for the relay. */

@@ -6,6 +6,8 @@ import dev.sallyport.proxy.inject.SecretReasons;
 import dev.sallyport.proxy.inject.UpstreamLeg;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
+import dev.sallyport.proxy.limits.ClientKey;
+import dev.sallyport.proxy.limits.ClientSlots;
 import dev.sallyport.proxy.reload.Snapshot;
 import dev.sallyport.proxy.upstream.Destination;
 import dev.sallyport.proxy.upstream.Dialer;
@@ -48,6 +50,20 @@ public final class ExchangeCore {
     public Exchange start(ExchangeRequest request, Downstream down) {
         AuditRecord audit = record(request.origin(), request.method(), request.originForm());
         audit.target(request.target().host(), request.target().port());
+        ClientKey client = ClientKey.of(down.channel().remoteAddress());
+        if (!context.tryTakeExchange(client)) {    // each exchange holds an upstream connection: an h2 stream too
+            refuse(audit, 429, ClientSlots.EXCHANGE_LIMIT, down, false);
+            return null;
+        }
+        Exchange started = decideAndDial(request, down, audit);
+        if (started == null) {
+            context.exchangeReleased(client);
+        }
+        return started;
+    }
+
+    /** The stages before the dial; null when the request was refused (recorded and answered). */
+    private Exchange decideAndDial(ExchangeRequest request, Downstream down, AuditRecord audit) {
         if (context.draining()) {
             refuse(audit, 503, "shutting_down", down, false);
             return null;

@@ -28,11 +28,22 @@ final class Http2Refusals extends Http2FrameLogger {
     /** Streams whose request a front end took (their exchange records itself), kept while the connection lives. */
     private final Set<Integer> taken = new HashSet<>();
     private final Set<Integer> recorded = new HashSet<>();
+    private final Http2FrameGuard guard;
 
-    Http2Refusals(ExchangeCore core, TunnelTarget tunnel) {
+    Http2Refusals(ExchangeCore core, TunnelTarget tunnel, Http2FrameGuard guard) {
         super(LogLevel.TRACE, Http2Refusals.class);
         this.core = core;
         this.tunnel = tunnel;
+        this.guard = guard;
+    }
+
+    /** DATA frames the proxy writes are what earns a client its WINDOW_UPDATE frames. */
+    @Override
+    public void logData(Direction direction, ChannelHandlerContext ctx, int streamId, ByteBuf data, int padding,
+                        boolean endStream) {
+        if (direction == Direction.OUTBOUND) {
+            guard.dataSent();
+        }
     }
 
     /** A front end read the request of {@code stream}: its exchange (or refusal) is recorded there. */
@@ -56,7 +67,7 @@ final class Http2Refusals extends Http2FrameLogger {
     public void logGoAway(Direction direction, ChannelHandlerContext ctx, int lastStream, long errorCode,
                           ByteBuf debugData) {
         if (direction == Direction.OUTBOUND && errorCode != Http2Error.NO_ERROR.code()) {
-            tunnel.audit().reason(reason(Http2Error.valueOf(errorCode)));
+            tunnel.audit().reason(guard.failure() != null ? guard.failure() : reason(Http2Error.valueOf(errorCode)));
             if (debugData.isReadable()) {
                 Http2Connections.LOGGER.warn("HTTP/2 connection from {} to {}:{} ended: {}",
                         AuditRecord.clientText(ctx.channel().remoteAddress()), tunnel.host(), tunnel.port(),

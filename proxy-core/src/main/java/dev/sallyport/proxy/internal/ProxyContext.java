@@ -41,6 +41,8 @@ public final class ProxyContext {
             "proxy.limits.max_connections_per_client", ClientSlots.CONNECTION_LIMIT);
     private final ClientSlots clientTunnels = new ClientSlots("tunnels", "proxy.limits.max_tunnels_per_client",
             ClientSlots.TUNNEL_LIMIT);
+    private final ClientSlots clientExchanges = new ClientSlots("exchanges", "proxy.limits.max_exchanges_per_client",
+            ClientSlots.EXCHANGE_LIMIT);
     private final AtomicLong ids = new AtomicLong();
     private volatile boolean draining;
     private final java.util.Set<InetSocketAddress> self = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -148,6 +150,18 @@ public final class ProxyContext {
             return Admission.PROXY_LIMIT;
         }
         return Admission.ADMITTED;
+    }
+
+    /**
+     * Takes an exchange slot of client (HTTP/1.1 requests and HTTP/2 streams alike: each holds an upstream connection);
+     * false, nothing taken, while it holds {@code max_exchanges_per_client}. Given back by {@link #exchangeReleased}.
+     */
+    public boolean tryTakeExchange(ClientKey client) {
+        return clientExchanges.tryTake(client, policy().proxy().limits().maxExchangesPerClient());
+    }
+
+    public void exchangeReleased(ClientKey client) {
+        clientExchanges.release(client, policy().proxy().limits().maxExchangesPerClient());
     }
 
     public void exchangeStarted() { exchanges.incrementAndGet(); }

@@ -5,7 +5,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The slots of one kind (connections or tunnels) that each client holds, against a per-client limit. The first
+ * The slots of one kind (connections, tunnels or exchanges) that each client holds, against a per-client limit. The first
  * refusal of a client starts an episode: one WARN line, then none until the client holds at most half its limit
  * again (a DEBUG line then says how many were refused). A client holding nothing has no entry. Thread-safe: each
  * call is one {@link ConcurrentHashMap#compute} on the client's entry.
@@ -17,6 +17,8 @@ public final class ClientSlots {
     /** Reason codes of the refusals (429) for a client that holds its connection or tunnel limit. */
     public static final String CONNECTION_LIMIT = "client_connection_limit";
     public static final String TUNNEL_LIMIT = "client_tunnel_limit";
+    /** Reason code of a request (HTTP/1.1, or one HTTP/2 stream) refused while its client holds its exchange limit. */
+    public static final String EXCHANGE_LIMIT = "client_exchange_limit";
 
     /** One client's count; {@code refused > 0} while it is in an episode. Changed only inside compute. */
     private static final class Usage {

@@ -17,6 +17,7 @@ import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -36,6 +37,12 @@ import org.slf4j.LoggerFactory;
  *       exchanges inside it, already counted). Passthrough tunnels and WebSocket relays count here.</li>
  *   <li>{@code sallyport_secret_refusals_total{reason,secret}}: requests refused because of a secret.</li>
  *   <li>{@code sallyport_secrets_retired_dropped_total}: one per {@link ProxyEvent.RetiredValueDropped}.</li>
+ *   <li>{@code sallyport_exchanges_total{protocol}} and {@code sallyport_exchange_duration_seconds{protocol}}: one
+ *       per {@link ProxyEvent.ExchangeCompleted}, by the client's protocol ({@code http/1.1}, {@code h2}).</li>
+ *   <li>{@code sallyport_h2_streams_opened_total}, {@code sallyport_h2_streams_active}: HTTP/2 streams the codec
+ *       accepted; {@code sallyport_h2_streams_refused_total{reason}}: HTTP/2 requests refused before anything
+ *       went upstream (a {@code Decided} request with decision {@code deny}: the policy, a limit, a malformed head,
+ *       the codec's own resets), by reason.</li>
  *   <li>Gauges from the opened/closed events; timers from {@code CertMinted} and {@code UpstreamConnected}.</li>
  * </ul>
  * Label values come from the policy (rule and secret names); at most {@value #MAX_LABEL_SETS} distinct
@@ -52,6 +59,8 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
     private final AtomicLong connections = new AtomicLong();
     private final AtomicLong tunnels = new AtomicLong();
     private final AtomicLong auditFailing = new AtomicLong();
+    private final AtomicLong h2Streams = new AtomicLong();
+    private final Counter h2StreamsOpened;
     private final Timer certMint;
     private final Timer upstreamConnect;
     private final Counter certCacheHits;
@@ -63,9 +72,13 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
     private final Counter retiredDropped;
     private final Counter clientConnectionRefusals;
     private final Counter clientTunnelRefusals;
+    private final Counter clientExchangeRefusals;
     private final Map<String, Counter> requests = new ConcurrentHashMap<>();
     private final Map<String, Counter> secrets = new ConcurrentHashMap<>();
     private final Map<String, Counter> secretRefusals = new ConcurrentHashMap<>();
+    private final Map<String, Counter> exchanges = new ConcurrentHashMap<>();
+    private final Map<String, Timer> exchangeDurations = new ConcurrentHashMap<>();
+    private final Map<String, Counter> h2Refusals = new ConcurrentHashMap<>();
 
     /** A Prometheus registry with the proxy's meters, JVM basics and Netty allocator basics. */
     public ProxyMetrics() {
@@ -97,6 +110,14 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
                 .description("1 while the audit log is failing and new requests are refused").register(registry);
         clientConnectionRefusals = clientLimit("connections");
         clientTunnelRefusals = clientLimit("tunnels");
+        clientExchangeRefusals = clientLimit("exchanges");
+        h2StreamsOpened = Counter.builder("sallyport.h2.streams.opened")
+                .description("HTTP/2 streams of clients the codec accepted").register(registry);
+        Gauge.builder("sallyport.h2.streams.active", h2Streams, AtomicLong::get)
+                .description("HTTP/2 streams of clients open now").register(registry);
+        for (String protocol : PROTOCOLS) {
+            exchange(protocol);
+        }
         runtimeMeters = new CompletableFuture<>();
         Thread.ofPlatform().daemon().name("sallyport-metrics-bind").start(() -> {
             try {
@@ -142,10 +163,14 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
                 request(d.fields());
                 secretRefusal(d.fields());
                 clientLimitRefusal(d.fields());
+                if ("request".equals(d.event())) {
+                    h2Refusal(d.fields());
+                }
             }
             case ProxyEvent.ExchangeCompleted e -> {
                 bytes(e.fields());
                 secretRefusal(e.fields());     // refused in the body: the head was already counted as allowed
+                exchangeCompleted(e.fields());
             }
             case ProxyEvent.TunnelEnded t -> {
                 boolean interceptedTunnel = "tunnel_end".equals(t.event()) && t.fields() != null
@@ -159,6 +184,11 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
             case ProxyEvent.ConnectionClosed ignored -> connections.decrementAndGet();
             case ProxyEvent.TunnelOpened ignored -> tunnels.incrementAndGet();
             case ProxyEvent.TunnelClosed ignored -> tunnels.decrementAndGet();
+            case ProxyEvent.StreamOpened ignored -> {
+                h2StreamsOpened.increment();
+                h2Streams.incrementAndGet();
+            }
+            case ProxyEvent.StreamClosed ignored -> h2Streams.decrementAndGet();
             case ProxyEvent.CertMinted m -> record(certMint, m.took());
             case ProxyEvent.CertCacheHit ignored -> certCacheHits.increment();
             case ProxyEvent.UpstreamConnected u -> record(upstreamConnect, u.took());
@@ -249,12 +279,49 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
                 .tag("reason", labels[0]).tag("secret", labels[1]).register(registry)).increment();
     }
 
-    /** {@code sallyport_client_limit_refusals_total{limit}}: connections and tunnels over a per-client limit. */
+    /** The protocols an exchange is counted under; anything else (never, today) counts as {@code other}. */
+    private static final List<String> PROTOCOLS = List.of("http/1.1", "h2");
+
+    private static String protocol(AuditFields f) {
+        return f != null && f.protocol() != null && PROTOCOLS.contains(f.protocol()) ? f.protocol() : "other";
+    }
+
+    private Counter exchange(String protocol) {
+        return exchanges.computeIfAbsent(protocol, p -> Counter.builder("sallyport.exchanges")
+                .description("Exchanges (requests with their response) that finished, by the client's protocol")
+                .tag("protocol", p).register(registry));
+    }
+
+    /** {@code sallyport_exchanges_total{protocol}} and the exchange's duration under the same protocol. */
+    private void exchangeCompleted(AuditFields f) {
+        String protocol = protocol(f);
+        exchange(protocol).increment();
+        if (f != null && f.durationMs() != null) {
+            exchangeDurations.computeIfAbsent(protocol, p -> Timer.builder("sallyport.exchange.duration")
+                    .description("Time from a request's head to the end of its response, by the client's protocol")
+                    .tag("protocol", p).register(registry)).record(Duration.ofMillis(f.durationMs()));
+        }
+    }
+
+    /** {@code sallyport_h2_streams_refused_total{reason}}: an HTTP/2 request the proxy refused before forwarding it. */
+    private void h2Refusal(AuditFields f) {
+        if (f == null || !"h2".equals(f.protocol()) || !"deny".equals(f.decision())) {
+            return;
+        }
+        String reason = f.reason() == null ? "none" : f.reason();
+        String label = h2Refusals.size() >= MAX_LABEL_SETS && !h2Refusals.containsKey(reason) ? "other" : reason;
+        h2Refusals.computeIfAbsent(label, r -> Counter.builder("sallyport.h2.streams.refused")
+                .description("HTTP/2 requests refused on their stream, by reason").tag("reason", r)
+                .register(registry)).increment();
+    }
+
+    /** {@code sallyport_client_limit_refusals_total{limit}}: connections, tunnels, exchanges over a per-client limit. */
     private void clientLimitRefusal(AuditFields f) {
         if (f != null && "deny".equals(f.decision()) && f.reason() != null) {
             switch (f.reason()) {
                 case ClientSlots.CONNECTION_LIMIT -> clientConnectionRefusals.increment();
                 case ClientSlots.TUNNEL_LIMIT -> clientTunnelRefusals.increment();
+                case ClientSlots.EXCHANGE_LIMIT -> clientExchangeRefusals.increment();
                 default -> { }
             }
         }
@@ -262,7 +329,7 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
 
     private Counter clientLimit(String limit) {
         return Counter.builder("sallyport.client.limit.refusals")
-                .description("Connections and tunnels refused because their client held its per-client limit")
+                .description("Connections, tunnels and requests refused because their client held its per-client limit")
                 .tag("limit", limit).register(registry);
     }
 

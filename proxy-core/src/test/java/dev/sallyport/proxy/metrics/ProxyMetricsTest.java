@@ -81,6 +81,41 @@ class ProxyMetricsTest {
     }
 
     @Test
+    void exchangesAreCountedByTheClientsProtocolAndHttp2StreamsAreCounted() {
+        assertSample(metrics.scrape(), "sallyport_exchanges_total{protocol=\"h2\"}", 0);
+        metrics.on(new ProxyEvent.ExchangeCompleted(TS, exchange("h2", "allow", null, 40L)));
+        metrics.on(new ProxyEvent.ExchangeCompleted(TS, exchange("h2", "allow", null, 60L)));
+        metrics.on(new ProxyEvent.ExchangeCompleted(TS, exchange("http/1.1", "allow", null, 5L)));
+        metrics.on(new ProxyEvent.Decided(TS, "request", exchange("h2", "deny", "h2_refused_stream", null)));
+        metrics.on(new ProxyEvent.Decided(TS, "request", exchange("h2", "deny", "client_exchange_limit", null)));
+        metrics.on(new ProxyEvent.Decided(TS, "request", exchange("h2", "allow", "allowed_by_rule", null)));
+        metrics.on(new ProxyEvent.Decided(TS, "request", exchange("http/1.1", "deny", "no_matching_rule", null)));
+        for (int i = 0; i < 3; i++) {
+            metrics.on(new ProxyEvent.StreamOpened(TS));
+        }
+        metrics.on(new ProxyEvent.StreamClosed(TS));
+
+        String text = metrics.scrape();
+
+        assertSample(text, "sallyport_exchanges_total{protocol=\"h2\"}", 2);
+        assertSample(text, "sallyport_exchanges_total{protocol=\"http/1.1\"}", 1);
+        assertSample(text, "sallyport_exchange_duration_seconds_count{protocol=\"h2\"}", 2);
+        assertSample(text, "sallyport_exchange_duration_seconds_sum{protocol=\"h2\"}", 0.1);
+        assertSample(text, "sallyport_h2_streams_opened_total", 3);
+        assertSample(text, "sallyport_h2_streams_active", 2);
+        assertSample(text, "sallyport_h2_streams_refused_total{reason=\"h2_refused_stream\"}", 1);
+        assertSample(text, "sallyport_h2_streams_refused_total{reason=\"client_exchange_limit\"}", 1);
+        assertThat(text).as("an allowed stream and an HTTP/1.1 refusal are no refused streams")
+                .doesNotContain("sallyport_h2_streams_refused_total{reason=\"allowed_by_rule\"}")
+                .doesNotContain("sallyport_h2_streams_refused_total{reason=\"no_matching_rule\"}");
+    }
+
+    private static AuditFields exchange(String protocol, String decision, String reason, Long durationMs) {
+        return new AuditFields("id", null, null, "a.example", 443, null, "GET", "/", 200, decision, "r", reason,
+                "intercepted", null, 0L, 0L, durationMs, null, null, protocol);
+    }
+
+    @Test
     void auditFailureListenerDrivesDroppedAndFailingGauge() {
         metrics.failed("sallyport: audit log x: write failed");
         metrics.dropped(2);

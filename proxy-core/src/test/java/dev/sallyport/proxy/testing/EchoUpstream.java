@@ -35,6 +35,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A loopback upstream for proxy tests (HTTP, or HTTPS with a certificate from {@link TestPki}). Routes:
@@ -47,6 +48,10 @@ public final class EchoUpstream implements AutoCloseable {
     private final Channel server;
     public final List<String> requests = new CopyOnWriteArrayList<>();
     public final AtomicInteger connections = new AtomicInteger();
+    /** Connections closed (by either side). */
+    public final AtomicInteger closed = new AtomicInteger();
+    /** Body bytes of {@code /bytes/N} responses written to the socket so far. */
+    public final AtomicLong bytesStreamed = new AtomicLong();
 
     private EchoUpstream(SslContext tls) throws InterruptedException {
         server = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
@@ -54,6 +59,7 @@ public final class EchoUpstream implements AutoCloseable {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         connections.incrementAndGet();
+                        ch.closeFuture().addListener(f -> closed.incrementAndGet());
                         if (tls != null) {
                             ch.pipeline().addLast(tls.newHandler(ch.alloc()));
                         }
@@ -148,6 +154,7 @@ public final class EchoUpstream implements AutoCloseable {
             ByteBuf chunk = ctx.alloc().buffer(n).writeZero(n);
             ctx.writeAndFlush(new DefaultHttpContent(chunk)).addListener(f -> {
                 if (f.isSuccess()) {
+                    bytesStreamed.addAndGet(n);
                     writeChunk(ctx, left - n);
                 }
             });

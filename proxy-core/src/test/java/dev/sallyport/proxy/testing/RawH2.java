@@ -137,6 +137,21 @@ public final class RawH2 implements AutoCloseable {
         return frame(DATA, endStream ? END_STREAM : 0, stream, payload);
     }
 
+    /** A SETTINGS frame with one parameter ({@code id} as in RFC 9113 6.5.2). */
+    public RawH2 settings(int id, int value) {
+        return frame(SETTINGS, 0, 0, setting(id, value));
+    }
+
+    /** One SETTINGS parameter: the payload of a SETTINGS frame that sets only it. */
+    public static byte[] setting(int id, int value) {
+        byte[] v = int32(value);
+        return new byte[] {(byte) (id >>> 8), (byte) id, v[0], v[1], v[2], v[3]};
+    }
+
+    public RawH2 windowUpdate(int stream, int increment) {
+        return frame(WINDOW_UPDATE, 0, stream, int32(increment));
+    }
+
     public RawH2 rst(int stream, int code) {
         return frame(RST_STREAM, 0, stream, int32(code));
     }
@@ -146,12 +161,21 @@ public final class RawH2 implements AutoCloseable {
     }
 
     public RawH2 frame(int type, int flags, int stream, byte[] payload) {
+        return frames(1, type, flags, stream, payload);
+    }
+
+    /** {@code count} copies of one frame in a single write: a flood at the speed of the socket, not of TLS records. */
+    public RawH2 frames(int count, int type, int flags, int stream, byte[] payload) {
+        byte[] head = {(byte) (payload.length >>> 16), (byte) (payload.length >>> 8), (byte) payload.length,
+            (byte) type, (byte) flags, (byte) (stream >>> 24), (byte) (stream >>> 16), (byte) (stream >>> 8),
+            (byte) stream};
+        ByteArrayOutputStream all = new ByteArrayOutputStream(count * (head.length + payload.length));
+        for (int i = 0; i < count; i++) {
+            all.writeBytes(head);
+            all.writeBytes(payload);
+        }
         try {
-            byte[] head = {(byte) (payload.length >>> 16), (byte) (payload.length >>> 8), (byte) payload.length,
-                (byte) type, (byte) flags, (byte) (stream >>> 24), (byte) (stream >>> 16), (byte) (stream >>> 8),
-                (byte) stream};
-            out.write(head);
-            out.write(payload);
+            all.writeTo(out);
             out.flush();
             return this;
         } catch (IOException e) {
@@ -165,31 +189,7 @@ public final class RawH2 implements AutoCloseable {
             return null;
         }
         try {
-            int length = in.readUnsignedByte() << 16 | in.readUnsignedByte() << 8 | in.readUnsignedByte();
-            int type = in.readUnsignedByte();
-            int flags = in.readUnsignedByte();
-            int stream = in.readInt() & 0x7fffffff;
-            byte[] payload = new byte[length];
-            in.readFully(payload);
-            Http2Headers headers = null;
-            if (type == HEADERS) {
-                ByteBuf block = Unpooled.wrappedBuffer(payload);
-                try {
-                    headers = decoder.decodeHeaders(stream, block);
-                } catch (Http2Exception e) {
-                    throw new IllegalStateException("the proxy's header block does not decode: " + e.getMessage(), e);
-                }
-            }
-            if (type == SETTINGS && (flags & ACK) == 0) {
-                try {
-                    frame(SETTINGS, ACK, 0, new byte[0]);
-                } catch (UncheckedIOException gone) {
-                    // the proxy closed its side; what it sent before is still read
-                }
-            }
-            Frame f = new Frame(type, flags, stream, payload, headers);
-            seen.add(f);
-            return f;
+            return read();
         } catch (EOFException | SocketTimeoutException e) {
             closed = true;
             return null;
@@ -197,6 +197,58 @@ public final class RawH2 implements AutoCloseable {
             closed = true;     // reset by the proxy
             return null;
         }
+    }
+
+    /**
+     * Waits up to {@code quiet} for a frame: true when none came (the connection is still open), false when one came
+     * (kept in {@link #seen}) or the connection ended. An attacker's clock: it sends its next byte when this is true.
+     */
+    public boolean quietFor(java.time.Duration quiet) {
+        if (closed) {
+            return false;
+        }
+        try {
+            tls.setSoTimeout((int) quiet.toMillis());
+            try {
+                read();
+                return false;
+            } finally {
+                tls.setSoTimeout(10_000);
+            }
+        } catch (SocketTimeoutException e) {
+            return true;
+        } catch (IOException e) {
+            closed = true;
+            return false;
+        }
+    }
+
+    private Frame read() throws IOException {
+        int length = in.readUnsignedByte() << 16 | in.readUnsignedByte() << 8 | in.readUnsignedByte();
+        int type = in.readUnsignedByte();
+        int flags = in.readUnsignedByte();
+        int stream = in.readInt() & 0x7fffffff;
+        byte[] payload = new byte[length];
+        in.readFully(payload);
+        Http2Headers headers = null;
+        if (type == HEADERS) {
+            ByteBuf block = Unpooled.wrappedBuffer(payload);
+            try {
+                headers = decoder.decodeHeaders(stream, block);
+            } catch (Http2Exception e) {
+                throw new IllegalStateException("the proxy's header block does not decode: " + e.getMessage(), e);
+            }
+        }
+        if (type == SETTINGS && (flags & ACK) == 0) {
+            try {
+                frame(SETTINGS, ACK, 0, new byte[0]);
+            } catch (UncheckedIOException gone) {
+                // the proxy closed its side; what it sent before is still read
+            }
+        }
+        Frame f = new Frame(type, flags, stream, payload, headers);
+        seen.add(f);
+        return f;
     }
 
     /** Reads until {@code stream} ends (END_STREAM or RST_STREAM), the connection ends (GOAWAY or EOF). */
