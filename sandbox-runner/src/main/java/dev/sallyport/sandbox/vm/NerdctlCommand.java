@@ -49,17 +49,26 @@ public final class NerdctlCommand {
     }
 
     /**
-     * {@code nerdctl network create}: bridge driver, our subnet and gateway, masquerading off, inter-container
-     * traffic off, IPv6 off.
+     * {@code nerdctl network create}: bridge driver, {@code --internal}, our subnet and gateway, masquerading off,
+     * IPv6 off.
+     *
+     * <p>{@code --internal} (nerdctl 2.1.4+) writes the bridge plugin without {@code isGateway} and the IPAM without
+     * a default route, and leaves out {@code portmap}: CNI no longer turns on {@code ip_forward} for the whole host
+     * nor gives the guest a default route. The guest reaches the proxy on-link, at the gateway address the runner
+     * puts on the bridge itself ({@link SandboxNetwork#bridgeCommands()}).
+     *
+     * <p>No {@code com.docker.network.bridge.enable_icc=false}: it only asks CNI's firewall plugin to drop traffic
+     * between containers of one bridge, and a sandbox's bridge never holds two containers at once (the probe has
+     * ended before the workload starts); our own table already drops everything routed to or from the bridge.
      */
     public static List<String> networkCreate(String nerdctl, SandboxNetwork network) {
         return List.of(nerdctl, "network", "create",
                 "--driver", "bridge",
+                "--internal",
                 "--subnet", network.subnet().toString(),
                 "--gateway", network.gateway(),
                 "--ipv6=false",
                 "--opt", "com.docker.network.bridge.enable_ip_masquerade=false",
-                "--opt", "com.docker.network.bridge.enable_icc=false",
                 "--label", LABEL + "=" + network.id(),
                 network.networkName());
     }
@@ -79,6 +88,10 @@ public final class NerdctlCommand {
         return List.of(nerdctl, "rm", "-f", network.networkName(), network.networkName() + "-probe");
     }
 
+    /** Lists every container of this sandbox, running or not, by our label: one name a line, nothing when none. */
+    public static List<String> listContainers(String nerdctl, SandboxNetwork network) {
+        return List.of(nerdctl, "ps", "-a", "--filter", "label=" + LABEL + "=" + network.id(), "--format", "{{.Names}}");
+    }
 
     private static List<String> runPrefix(NerdctlSpec spec, String name, boolean tty) {
         List<String> argv = new ArrayList<>(List.of(spec.nerdctl(), "run", "--rm", "-i"));

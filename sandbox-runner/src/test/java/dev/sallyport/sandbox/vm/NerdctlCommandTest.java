@@ -147,10 +147,9 @@ class NerdctlCommandTest {
     @Test
     void networkCommandsAreExact() {
         assertThat(NerdctlCommand.networkCreate("nerdctl", NETWORK)).containsExactly(
-                "nerdctl", "network", "create", "--driver", "bridge", "--subnet", "10.213.7.0/24",
+                "nerdctl", "network", "create", "--driver", "bridge", "--internal", "--subnet", "10.213.7.0/24",
                 "--gateway", "10.213.7.1", "--ipv6=false",
                 "--opt", "com.docker.network.bridge.enable_ip_masquerade=false",
-                "--opt", "com.docker.network.bridge.enable_icc=false",
                 "--label", "dev.sallyport.sandbox=ab12cd34", "sallyport-ab12cd34");
         assertThat(NerdctlCommand.networkInspect("nerdctl", NETWORK))
                 .containsExactly("nerdctl", "network", "inspect", "--mode=native", "sallyport-ab12cd34");
