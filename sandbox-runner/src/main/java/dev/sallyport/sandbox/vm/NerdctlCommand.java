@@ -9,7 +9,7 @@ import java.util.Map;
  * Every nerdctl argv the VM backend runs. Pure argument building: the tests assert these lists exactly.
  *
  * <p>The workload line, in order: {@code run --rm -i [-t] --name --label --runtime --network --dns 127.0.0.1
- * --user -w /workspace --read-only --tmpfs /tmp --cap-drop ALL --security-opt no-new-privileges --pids-limit
+ * --user -w /workspace --read-only --tmpfs /tmp:exec,size --cap-drop ALL --security-opt no-new-privileges --pids-limit
  * --memory --cpus}, the workspace and trust mounts, one {@code -e} per variable, then {@code -- IMAGE CMD...}.
  * The {@code --} goes before the image: nerdctl stops parsing its own flags there, so neither the image nor the
  * command can be taken for a flag (after the image, a {@code --} would be handed to the workload as argv[0]).
@@ -107,7 +107,7 @@ public final class NerdctlCommand {
                 "--user", spec.user().toString(),
                 "-w", GuestEnvironment.WORKSPACE,
                 "--read-only",
-                "--tmpfs", "/tmp:rw,nosuid,nodev,mode=1777",
+                "--tmpfs", tmpfs(spec.limits()),
                 "--cap-drop", "ALL",
                 "--security-opt", "no-new-privileges",
                 "--pids-limit", Integer.toString(spec.limits().pids()),
@@ -130,6 +130,15 @@ public final class NerdctlCommand {
             argv.add(variable.getKey() + "=" + variable.getValue());
         }
         return argv;
+    }
+
+    /**
+     * The guest's {@code /tmp} (its {@code $HOME} too). nerdctl puts {@code noexec,nosuid,nodev} in front of every
+     * {@code --tmpfs}'s options and keeps the last of each pair, so {@code exec} must be said: without it
+     * {@code go test}, pip's build environments, JNI libraries unpacked to /tmp and {@code ~/.cargo/bin} fail.
+     */
+    static String tmpfs(ResourceLimits limits) {
+        return "/tmp:rw,exec,nosuid,nodev,size=" + limits.tmp() + ",mode=1777";
     }
 
     private static String bind(String source, String target, boolean readOnly) {

@@ -70,7 +70,7 @@ class NerdctlCommandTest {
                 "--user", "1000:1000",
                 "-w", "/workspace",
                 "--read-only",
-                "--tmpfs", "/tmp:rw,nosuid,nodev,mode=1777",
+                "--tmpfs", "/tmp:rw,exec,nosuid,nodev,size=1g,mode=1777",
                 "--cap-drop", "ALL",
                 "--security-opt", "no-new-privileges",
                 "--pids-limit", "512",
@@ -115,12 +115,13 @@ class NerdctlCommandTest {
     void ttySecretsTrustStoreAndLimitsAppearWhereExpected() {
         NerdctlSpec spec = SPEC.withSecrets(Map.of("GITHUB_TOKEN", "sallyport-placeholder-1", "A_KEY", "ph-2"))
                 .withJavaTrustStore(Path.of("/run/sallyport/ab12cd34/trust.p12"))
-                .with(new ResourceLimits(64, "512m", "1.5"), true, "/usr/local/bin/nerdctl");
+                .with(new ResourceLimits(64, "512m", "1.5", "256m"), true, "/usr/local/bin/nerdctl");
 
         List<String> argv = NerdctlCommand.build(spec);
 
         assertThat(argv.subList(0, 5)).containsExactly("/usr/local/bin/nerdctl", "run", "--rm", "-i", "-t");
         assertThat(argv).containsSequence("--pids-limit", "64", "--memory", "512m", "--cpus", "1.5");
+        assertThat(argv).containsSequence("--tmpfs", "/tmp:rw,exec,nosuid,nodev,size=256m,mode=1777");
         assertThat(argv).containsSequence("--mount",
                 "type=bind,src=/run/sallyport/ab12cd34/trust.p12,dst=/etc/sallyport/truststore.p12,readonly");
         assertThat(argv).contains("JAVA_TOOL_OPTIONS=-Dhttp.proxyHost=10.213.7.1 -Dhttp.proxyPort=3128"
