@@ -40,6 +40,10 @@ public record NerdctlSpec(SandboxNetwork network, VmRuntime runtime, String imag
         if (command.isEmpty()) {
             throw new IllegalArgumentException("command: empty (expected: the program to run after --)");
         }
+        if (user.root()) {
+            throw new IllegalArgumentException("user: " + user + " (expected: a uid and gid other than 0; root in the "
+                    + "guest could leave setuid-root programs in the host workspace)");
+        }
         requireMountable("workspace", workspace);
         requireMountable("trustBundle", trustBundle);
         if (javaTrustStore != null) {

@@ -242,6 +242,8 @@ class VmRunnerHostTest {
         Path code = dir.resolve("code.txt");
         Path audit = dir.resolve("audit.jsonl");
         Policy policy = PolicyLoader.load(Files.writeString(dir.resolve("policy.yaml"), "rules: []\n"));
+        Files.setAttribute(dir, "unix:uid", 1000);   // the workload never runs as root: the workspace is a user's
+        Files.setAttribute(dir, "unix:gid", 1000);
         String workload = "curl -sS -m 20 -o /dev/null -w '%{http_code}' --proxy \"$HTTP_PROXY\" "
                 + "http://denied.example.net/ > " + code + "; exit 7";
         ByteArrayOutputStream out = new ByteArrayOutputStream();
