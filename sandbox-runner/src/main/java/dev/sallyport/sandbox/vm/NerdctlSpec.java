@@ -93,12 +93,16 @@ public record NerdctlSpec(SandboxNetwork network, VmRuntime runtime, String imag
         return java.util.Collections.unmodifiableSequencedMap(new TreeMap<>(map));
     }
 
-    /** nerdctl's {@code --mount} syntax is comma-separated: a comma (or newline) in a path would inject options. */
+    /**
+     * nerdctl's {@code --mount} syntax is comma-separated: a comma (or newline) in a path would inject options; a
+     * {@code ':'} fails late, inside nerdctl and containerd, which read it as a separator: refused here, up front.
+     */
     private static void requireMountable(String what, Path path) {
         String text = path.toString();
-        if (!path.isAbsolute() || text.indexOf(',') >= 0 || text.indexOf('\n') >= 0 || text.indexOf('=') >= 0) {
+        if (!path.isAbsolute() || text.chars().anyMatch(c -> c == ',' || c == '\n' || c == '=' || c == ':')) {
             throw new IllegalArgumentException(what + ": '" + text
-                    + "' (expected: an absolute path without ',', '=' or newlines)");
+                    + "' (expected: an absolute path without ',', '=', ':' or newlines, which nerdctl's mount options "
+                    + "cannot carry; move or link the folder to such a path)");
         }
     }
 

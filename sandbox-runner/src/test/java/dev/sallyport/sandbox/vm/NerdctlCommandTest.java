@@ -80,7 +80,9 @@ class NerdctlCommandTest {
                 "--mount", "type=bind,src=/run/sallyport/ab12cd34/bundle.pem,dst=/etc/sallyport/trust-bundle.pem,readonly",
                 "--mount", "type=bind,src=/run/sallyport/ab12cd34/bundle.pem,dst=/etc/ssl/certs/ca-certificates.crt,readonly",
                 "--mount", "type=bind,src=/run/sallyport/ab12cd34/bundle.pem,dst=/etc/pki/tls/certs/ca-bundle.crt,readonly",
-                "--mount", "type=bind,src=/run/sallyport/ab12cd34/bundle.pem,dst=/etc/ssl/cert.pem,readonly"));
+                "--mount", "type=bind,src=/run/sallyport/ab12cd34/bundle.pem,dst=/etc/ssl/cert.pem,readonly",
+                "--mount", "type=bind,src=/run/sallyport/ab12cd34/bundle.pem,"
+                        + "dst=/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem,readonly"));
         return argv;
     }
 
@@ -167,7 +169,12 @@ class NerdctlCommandTest {
                 .hasMessage("image: '--privileged' (expected: an image reference like debian:12)");
         assertThatThrownBy(() -> NerdctlSpec.of(NETWORK, VmRuntime.KATA, "debian:12", List.of("sh"),
                 Path.of("/home/ann/x,dst=/etc"), SPEC.user(), SPEC.trustBundle()))
-                .hasMessage("workspace: '/home/ann/x,dst=/etc' (expected: an absolute path without ',', '=' or newlines)");
+                .hasMessage("workspace: '/home/ann/x,dst=/etc' (expected: an absolute path without ',', '=', ':' or "
+                        + "newlines, which nerdctl's mount options cannot carry; move or link the folder to such a path)");
+        assertThatThrownBy(() -> NerdctlSpec.of(NETWORK, VmRuntime.KATA, "debian:12", List.of("sh"),
+                Path.of("/home/ann/build:2026"), SPEC.user(), SPEC.trustBundle()))
+                .hasMessageStartingWith("workspace: '/home/ann/build:2026' (expected: an absolute path without ',', "
+                        + "'=', ':' or newlines");
         assertThatThrownBy(() -> NerdctlSpec.of(NETWORK, VmRuntime.KATA, "debian:12", List.of(),
                 SPEC.workspace(), SPEC.user(), SPEC.trustBundle()))
                 .hasMessage("command: empty (expected: the program to run after --)");
