@@ -11,7 +11,7 @@ package dev.sallyport.sandbox.net;
  * <ul>
  *   <li>forward: anything arriving from the bridge is rejected (ICMP admin-prohibited, so clients fail at once);
  *       anything routed toward the bridge is dropped. No other sandbox, host on the LAN or metadata endpoint is
- *       reachable, even with {@code ip_forward=1} (which CNI's bridge plugin turns on).</li>
+ *       reachable, even with {@code ip_forward=1} (which Docker or another CNI network may have turned on).</li>
  *   <li>input: IPv6 from the bridge is dropped; TCP to the gateway address on the proxy port is accepted; other
  *       TCP gets a reset and everything else ICMP admin-prohibited (no DNS, DHCP, SSH, host services).</li>
  *   <li>input to the gateway address from any interface but the bridge and loopback is dropped: Linux accepts a
