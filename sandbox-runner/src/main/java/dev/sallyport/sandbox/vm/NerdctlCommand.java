@@ -88,6 +88,16 @@ public final class NerdctlCommand {
         return List.of(nerdctl, "rm", "-f", network.networkName(), network.networkName() + "-probe");
     }
 
+    /** {@code nerdctl image inspect}: exits 0 when the image is already on this host. */
+    public static List<String> imageInspect(NerdctlSpec spec) {
+        return List.of(spec.nerdctl(), "image", "inspect", "--format", "{{.ID}}", "--", spec.image());
+    }
+
+    /** {@code nerdctl pull}, attached to the terminal so its progress shows. */
+    public static List<String> pull(NerdctlSpec spec) {
+        return List.of(spec.nerdctl(), "pull", "--", spec.image());
+    }
+
     /** Lists every container of this sandbox, running or not, by our label: one name a line, nothing when none. */
     public static List<String> listContainers(String nerdctl, SandboxNetwork network) {
         return List.of(nerdctl, "ps", "-a", "--filter", "label=" + LABEL + "=" + network.id(), "--format", "{{.Names}}");

@@ -22,6 +22,7 @@ import java.util.regex.Pattern;
 /**
  * One VM-backend run, start to end:
  * <ol>
+ *   <li>pulls the image, with its progress on the terminal, if this host does not have it yet;</li>
  *   <li>{@code nerdctl network create} (declares the CNI network: bridge, subnet, no masquerade, no ICC, no IPv6);</li>
  *   <li>checks nerdctl will use the bridge name our rules key on ({@code network inspect --mode=native});</li>
  *   <li>creates that bridge with the gateway address and IPv6 off, then loads the nftables table;</li>
@@ -96,6 +97,7 @@ public final class VmRunner {
                 markers.mark(spec.network().id());
             }
             Runtime.getRuntime().addShutdownHook(onSignal);
+            pullIfMissing();
             List<HostCommand> setup = setupCommands();
             runner.capture(setup.getFirst());
             verifyBridgeName();
@@ -195,6 +197,25 @@ public final class VmRunner {
         } catch (IOException e) {
             return Optional.of("cannot tell whether a container of sandbox " + spec.network().networkName()
                     + " is still running: " + e.getMessage());
+        }
+    }
+
+    /**
+     * Pulls the image first, attached to the terminal, when this host does not have it: otherwise the probe would
+     * pull it silently. The pull is the host's (containerd's), not the sandbox's; it does not go through the proxy.
+     */
+    private void pullIfMissing() throws IOException, VmRunException {
+        CommandResult present = runner.capture(HostCommand.tolerant(NerdctlCommand.imageInspect(spec)
+                .toArray(String[]::new)));
+        if (present.exit() == 0) {
+            return;
+        }
+        out.println("pulling " + spec.image() + " (on the host, not through the sandbox's proxy)");
+        out.flush();
+        int pulled = runner.interactive(HostCommand.of(NerdctlCommand.pull(spec).toArray(String[]::new)));
+        if (pulled != 0) {
+            throw new VmRunException("image " + spec.image() + ": nerdctl pull exited " + pulled
+                    + " (expected: an image this host can pull; try 'nerdctl pull " + spec.image() + "')");
         }
     }
 

@@ -36,6 +36,7 @@ class VmRunnerDryRunTest {
                 });
 
         List<String> expected = new ArrayList<>();
+        expected.add(shell(NerdctlCommand.imageInspect(spec)) + " || true");
         expected.add(shell(NerdctlCommand.networkCreate("nerdctl", network)));
         expected.add(shell(NerdctlCommand.networkInspect("nerdctl", network)));
         network.bridgeCommands().forEach(c -> expected.add(c.toShell()));

@@ -123,16 +123,17 @@ class VmRunnerHostTest {
             assertThat(exit).as("the workload's own exit status (7 = no default route, proxy answered on-link, "
                     + "port 8080 refused)").isEqualTo(7);
             List<String> calls = Files.readAllLines(dir.resolve("state/calls.log"));
-            assertThat(calls).hasSize(7);
-            assertThat(calls.get(0)).startsWith("network create --driver bridge --internal --subnet "
+            assertThat(calls).hasSize(8);
+            assertThat(calls.get(0)).isEqualTo("image inspect --format {{.ID}} -- debian:12");
+            assertThat(calls.get(1)).startsWith("network create --driver bridge --internal --subnet "
                     + network.subnet());
-            assertThat(calls.get(1)).isEqualTo("network inspect --mode=native " + network.networkName());
-            assertThat(calls.get(2)).contains("--name " + network.networkName() + "-probe ");
-            assertThat(calls.get(3)).contains("--name " + network.networkName() + " ").endsWith("exit 7");
-            assertThat(calls.get(4)).startsWith("rm -f ");
-            assertThat(calls.get(5)).isEqualTo("ps -a --filter label=dev.sallyport.sandbox=" + network.id()
+            assertThat(calls.get(2)).isEqualTo("network inspect --mode=native " + network.networkName());
+            assertThat(calls.get(3)).contains("--name " + network.networkName() + "-probe ");
+            assertThat(calls.get(4)).contains("--name " + network.networkName() + " ").endsWith("exit 7");
+            assertThat(calls.get(5)).startsWith("rm -f ");
+            assertThat(calls.get(6)).isEqualTo("ps -a --filter label=dev.sallyport.sandbox=" + network.id()
                     + " --format {{.Names}}");
-            assertThat(calls.get(6)).isEqualTo("network rm " + network.networkName());
+            assertThat(calls.get(7)).isEqualTo("network rm " + network.networkName());
             assertThat(bytes.toString(StandardCharsets.UTF_8)).doesNotContain("warning");
             if (forwardBefore.equals("0")) {
                 assertThat(Files.readString(IP_FORWARD).strip())
@@ -218,6 +219,40 @@ class VmRunnerHostTest {
     }
 
     @Test
+    void anImageThisHostLacksIsPulledFirstInTheOpenAndAFailedPullStopsTheRun() throws Exception {
+        Files.writeString(dir.resolve("state/no-image"), "");
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        RunMarkers markers = new RunMarkers(dir.resolve("markers"));
+        try {
+            int exit = new VmRunner(spec(List.of("true")), SHELL, markers,
+                    new PrintStream(bytes, true, StandardCharsets.UTF_8)).execute(listen -> banner(listen, "proxy"));
+
+            assertThat(exit).isZero();
+            assertThat(bytes.toString(StandardCharsets.UTF_8)).contains("pulling debian:12 (on the host, not "
+                    + "through the sandbox's proxy)");
+            List<String> calls = Files.readAllLines(dir.resolve("state/calls.log"));
+            assertThat(calls.get(0)).isEqualTo("image inspect --format {{.ID}} -- debian:12");
+            assertThat(calls.get(1)).isEqualTo("pull -- debian:12");
+            assertThat(calls.get(2)).startsWith("network create");
+            assertNothingLeft(markers);
+
+            NerdctlSpec missing = new NerdctlSpec(network, VmRuntime.RUNC, "missing.example/none:1", List.of("true"),
+                    dir, new UserIds(1000, 1000), dir.resolve("bundle.pem"), null, new java.util.TreeMap<>(),
+                    ResourceLimits.DEFAULTS, false, nerdctl.toString());
+            VmRunner failing = new VmRunner(missing, SHELL, markers, new PrintStream(OutputStream.nullOutputStream()));
+            assertThatThrownBy(() -> failing.execute(ProxyHook.EXTERNAL)).isInstanceOf(VmRunException.class)
+                    .hasMessage("image missing.example/none:1: nerdctl pull exited 1 (expected: an image this host can "
+                            + "pull; try 'nerdctl pull missing.example/none:1')");
+            List<String> later = Files.readAllLines(dir.resolve("state/calls.log"));
+            assertThat(later.subList(later.indexOf("pull -- missing.example/none:1"), later.size()))
+                    .as("no network and no container after the failed pull")
+                    .noneMatch(call -> call.startsWith("network create") || call.startsWith("run "));
+        } finally {
+            cleanupQuietly();
+        }
+    }
+
+    @Test
     void aNerdctlThatNamesBridgesDifferentlyStopsTheRunBeforeAnyContainer() throws Exception {
         Files.writeString(dir.resolve("state/old-naming"), "");
         RunMarkers markers = new RunMarkers(dir.resolve("markers"));
@@ -257,13 +292,13 @@ class VmRunnerHostTest {
         assertThat(code).as("the run's own proxy answered on the gateway").hasContent("403");
         assertThat(Files.readString(audit)).contains("\"host\":\"denied.example.net\"", "\"reason\":\"no_matching_rule\"");
         List<String> calls = Files.readAllLines(dir.resolve("state/calls.log"));
-        String id = calls.getFirst().substring(calls.getFirst().lastIndexOf(SandboxNetwork.NAME_PREFIX)
+        String id = calls.get(1).substring(calls.get(1).lastIndexOf(SandboxNetwork.NAME_PREFIX)
                 + SandboxNetwork.NAME_PREFIX.length());
-        assertThat(calls.get(3)).contains("-e HTTPS_PROXY=http://").contains(
+        assertThat(calls.get(4)).contains("-e HTTPS_PROXY=http://").contains(
                 "dst=" + GuestEnvironment.GUEST_TRUSTSTORE);
         assertThat(SHELL.capture(HostCommand.of("nft", "list", "tables")).stdout()).doesNotContain("sallyport_" + id);
         try (var left = Files.list(Path.of("/run/sallyport/trust"))) {
-            assertThat(left.map(Path::toString)).as("trust files of the run").noneMatch(p -> calls.get(3).contains(p));
+            assertThat(left.map(Path::toString)).as("trust files of the run").noneMatch(p -> calls.get(4).contains(p));
         }
     }
 

@@ -6,7 +6,8 @@
 # (ip_forward, CNI-ISOLATION-STAGE-* rules, /var/lib/cni/networks/NAME) are therefore real.
 # Everything else (bridge, nftables table, proxy, probe parsing, teardown) is the real runner.
 # Flags the test can set in the state folder: old-naming (inspect names another bridge), rm-fails (rm -f fails
-# and leaves the container running), ps-fails (the container list cannot be read).
+# and leaves the container running), ps-fails (the container list cannot be read), no-image (the image is not
+# on the host until it is pulled; pulling missing.example/none:1 fails).
 # @STATE@ and @CNI@ are replaced by the test.
 set -u
 state=@STATE@
@@ -38,6 +39,12 @@ plugins += [{"type": "firewall", "ingressPolicy": "same-bridge"}, {"type": "tuni
 print(json.dumps({"cniVersion": "1.0.0", "name": name, "plugins": plugins}, indent=2))
 PY
     exit 0;;
+  "image inspect")
+    for last; do :; done
+    [ -e "$state/pulled-$(printf %s "$last" | tr /: __)" ] || [ ! -e "$state/no-image" ]; exit $?;;
+  "pull --")
+    if [ "$3" = missing.example/none:1 ]; then echo "pull failed: not found" >&2; exit 1; fi
+    echo "pulled $3 (progress would show here)"; touch "$state/pulled-$(printf %s "$3" | tr /: __)"; exit 0;;
   "network inspect")
     for last; do :; done
     if [ -e "$state/old-naming" ]; then sed "s/br-[0-9a-f]\{12\}/nerdctl1/" "$state/$last.conflist"
