@@ -108,13 +108,15 @@ public final class VmRunner {
                 watch = TableWatch.start(spec, runner, out, WATCH_INTERVAL);
             }
             proxyHandle = startProxy(proxy);
-            probe();
+            try {
+                probe();
+            } catch (VmRunException probeFailed) {
+                throw tableLost().orElse(probeFailed);       // the watch stopped the probe: say why
+            }
             int exit = runner.interactive(HostCommand.of(NerdctlCommand.build(spec).toArray(String[]::new)));
-            TableWatch ended = watch;
-            if (ended != null && ended.tripped()) {
-                throw new VmRunException("firewall table inet " + spec.network().tableName() + " disappeared during "
-                        + "the run (an 'nft flush ruleset', as a reload of nftables.service does?): it was loaded again "
-                        + "at once and the sandbox stopped (expected: the table to stay until the run ends)");
+            Optional<VmRunException> lost = tableLost();
+            if (lost.isPresent()) {
+                throw lost.get();
             }
             return exit;
         } catch (IOException e) {
@@ -198,6 +200,17 @@ public final class VmRunner {
             return Optional.of("cannot tell whether a container of sandbox " + spec.network().networkName()
                     + " is still running: " + e.getMessage());
         }
+    }
+
+    /** The run's failure when the watch found the table gone and stopped the sandbox. */
+    private Optional<VmRunException> tableLost() {
+        TableWatch running = watch;
+        if (running == null || !running.tripped()) {
+            return Optional.empty();
+        }
+        return Optional.of(new VmRunException("firewall table inet " + spec.network().tableName() + " disappeared "
+                + "during the run (an 'nft flush ruleset', as a reload of nftables.service does?): it was loaded again "
+                + "at once and the sandbox stopped (expected: the table to stay until the run ends)"));
     }
 
     /**
