@@ -15,6 +15,7 @@ import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 import dev.sallyport.testing.ExternalProcess;
+import dev.sallyport.testing.Prerequisites;
 import dev.sallyport.testing.TestPki;
 import dev.sallyport.testing.TlsTestServer;
 
@@ -193,6 +194,10 @@ class RunCommandTest {
     @Test
     void nerdctlDryRunPrintsEveryHostCommandAndRunsNone() throws Exception {
         Path workspace = Files.createDirectories(dir.resolve("ws"));
+        if (Prerequisites.isRoot()) {
+            Files.setAttribute(workspace, "unix:uid", 1000);   // the guest never runs as root: a user's workspace
+            Files.setAttribute(workspace, "unix:gid", 1000);
+        }
         ExternalProcess.Result run = CliProcess.run(Map.of("SALLYPORT_HOME", dir.resolve("state").toString()),
                 Duration.ofSeconds(120), "run", "--backend", "nerdctl", "--runtime", "kata", "--image", "img.example/tools:1",
                 "--workdir", workspace.toString(), "--dry-run", "--", "make", "test");

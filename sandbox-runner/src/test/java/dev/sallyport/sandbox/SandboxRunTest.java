@@ -9,6 +9,7 @@ import dev.sallyport.policy.PolicyLoader;
 import dev.sallyport.proxy.inject.Placeholders;
 import dev.sallyport.sandbox.internal.SandboxEnvironmentTest;
 import dev.sallyport.sandbox.vm.VmRuntime;
+import dev.sallyport.testing.Prerequisites;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -54,6 +55,10 @@ class SandboxRunTest {
         Policy policy = policy(f, "rules: []\n" + secrets(f, "API_TOKEN"));
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
+        if (Prerequisites.isRoot()) {
+            Files.setAttribute(f.workspace, "unix:uid", 1000);   // the guest never runs as root: a user's workspace
+            Files.setAttribute(f.workspace, "unix:gid", 1000);
+        }
 
         int exit = SandboxRun.builder(List.of("make", "test"), f.workspace).policy(policy)
                 .proxy(new SandboxRun.ProxyMode.Own(Optional.of(audit)))

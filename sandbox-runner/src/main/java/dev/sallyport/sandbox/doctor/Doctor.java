@@ -5,6 +5,7 @@ import dev.sallyport.sandbox.net.CommandRunner;
 import dev.sallyport.sandbox.net.Executables;
 import dev.sallyport.sandbox.net.HostCommand;
 import dev.sallyport.sandbox.net.HostShell;
+import dev.sallyport.sandbox.vm.VmSandbox;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -26,15 +27,44 @@ public final class Doctor {
 
     private static final Pattern VERSION = Pattern.compile("v?([0-9]+\\.[0-9]+(\\.[0-9]+)?[0-9A-Za-z.~+-]*)");
     private static final List<String> KATA_DIRS = List.of("/opt/kata/runtime-rs/bin", "/opt/kata/bin");
+    /** nerdctl's CNI folders, in the order it tries them (rootful; {@code pkg/defaults} of nerdctl 2.x). */
+    static final List<String> CNI_FOLDERS = List.of("/opt/cni/bin", "/usr/local/libexec/cni", "/usr/local/lib/cni",
+            "/home/linuxbrew/.linuxbrew/opt/cni-plugins/bin", "/usr/libexec/cni", "/usr/lib/cni");
+    /** What nerdctl's bridge conflists run: bridge, host-local IPAM, firewall, tuning; portmap without --internal. */
+    static final List<String> CNI_PLUGINS = List.of("bridge", "host-local", "firewall", "tuning", "portmap");
+    private static final int PROXY_PORT = VmSandbox.PROXY_PORT;
     private static final String CONTAINERD_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+    /** The oldest nerdctl with {@code network create --internal} (2.1.4): older ones fail every run. */
+    static final Version NERDCTL_MINIMUM = new Version(2, 1, 4);
+    /** The oldest containerd nerdctl 2.x is tested against (its CI runs 1.7 and 2.x). */
+    static final Version CONTAINERD_TESTED = new Version(1, 7, 0);
 
     private final CommandRunner runner;
     private final Path root;
+    private final Programs programs;
+    private final String cniPathOverride;
 
     /** @param root the file system root to inspect ({@code /}); tests may point it elsewhere */
     public Doctor(CommandRunner runner, Path root) {
+        this(runner, root, Executables::find, System.getenv("CNI_PATH"));
+    }
+
+    /**
+     * @param programs        where programs are looked up (the PATH on a host; a folder of stand-ins in tests)
+     * @param cniPathOverride nerdctl's {@code CNI_PATH} when set, else {@code null}
+     */
+    Doctor(CommandRunner runner, Path root, Programs programs, /* @Nullable */ String cniPathOverride) {
         this.runner = Objects.requireNonNull(runner, "runner");
         this.root = Objects.requireNonNull(root, "root");
+        this.programs = Objects.requireNonNull(programs, "programs");
+        this.cniPathOverride = cniPathOverride == null || cniPathOverride.isBlank() ? null : cniPathOverride;
+    }
+
+    /** Finds a program by name. */
+    @FunctionalInterface
+    interface Programs {
+        Optional<Path> find(String name);
     }
 
     /** The doctor for this host. */
@@ -45,16 +75,15 @@ public final class Doctor {
     /** Runs every check. */
     public List<Check> run() {
         List<Check> checks = new ArrayList<>();
-        checks.add(versionCheck("containerd", "containerd", "install containerd (Debian: apt-get install containerd) "
-                + "and start it (systemctl enable --now containerd)"));
-        checks.add(versionCheck("nerdctl", "nerdctl", "install nerdctl (the 'full' release bundle includes the CNI "
-                + "plugins) into /usr/local/bin; it is not packaged by Debian 12"));
+        checks.add(containerd());
+        checks.add(nerdctl());
         checks.add(kataShim());
         checks.add(kvm());
         checks.add(vhostVsock());
         checks.add(versionCheck("nftables", "nft", "apt-get install nftables"));
         checks.add(nftList());
         checks.add(cniPlugins());
+        checks.add(hostInputFirewall());
         checks.add(versionCheck("bubblewrap", "bwrap", "apt-get install bubblewrap"));
         checks.add(landlock());
         return checks;
@@ -70,8 +99,30 @@ public final class Doctor {
         return failed ? 1 : 0;
     }
 
+    private Check nerdctl() {
+        String fix = "install nerdctl >= " + NERDCTL_MINIMUM + " (the release binary, or the 'full' bundle with "
+                + "containerd and the CNI plugins) into /usr/local/bin; Debian 12 does not package it";
+        Check found = versionCheck("nerdctl", "nerdctl", fix);
+        return found.status() != Check.Status.OK ? found : Version.parse(found.detail())
+                .filter(v -> v.atLeast(NERDCTL_MINIMUM)).map(v -> found)
+                .orElse(Check.fail("nerdctl", found.detail() + " is not " + NERDCTL_MINIMUM
+                        + " or later ('network create --internal' is missing: every run would fail)", fix));
+    }
+
+    private Check containerd() {
+        String fix = "use containerd >= " + CONTAINERD_TESTED + " (nerdctl's 'full' bundle ships a tested one; "
+                + "Debian 12's package is 1.6)";
+        Check found = versionCheck("containerd", "containerd", "install containerd >= " + CONTAINERD_TESTED
+                + " (nerdctl's 'full' bundle, or your distribution's package where it is new enough) and start it "
+                + "(systemctl enable --now containerd)");
+        return found.status() != Check.Status.OK ? found : Version.parse(found.detail())
+                .filter(v -> v.atLeast(CONTAINERD_TESTED)).map(v -> found)
+                .orElse(Check.warn("containerd", found.detail() + " is older than " + CONTAINERD_TESTED
+                        + ", which nerdctl 2.x is no longer tested against", fix));
+    }
+
     private Check versionCheck(String name, String program, String fix) {
-        Optional<Path> found = Executables.find(program);
+        Optional<Path> found = programs.find(program);
         if (found.isEmpty()) {
             return Check.fail(name, program + " not found on PATH", fix);
         }
@@ -182,7 +233,7 @@ public final class Doctor {
     }
 
     private Check nftList() {
-        Optional<Path> nft = Executables.find("nft");
+        Optional<Path> nft = programs.find("nft");
         if (nft.isEmpty()) {
             return Check.fail("nftables ruleset", "nft not found", "apt-get install nftables");
         }
@@ -199,22 +250,68 @@ public final class Doctor {
         }
     }
 
+    /**
+     * The CNI plugins, where nerdctl will look for them: {@code CNI_PATH} when set, else the first of its folders
+     * that exists (an incomplete {@code /opt/cni/bin} wins over a complete {@code /usr/lib/cni}). Every plugin of the
+     * conflist {@code network create --internal} writes must be there, and the firewall plugin needs iptables and
+     * ip6tables.
+     */
     private Check cniPlugins() {
         String name = "CNI plugins";
-        for (String dir : List.of("opt/cni/bin", "usr/lib/cni", "usr/libexec/cni")) {
-            Path bridge = root.resolve(dir).resolve("bridge");
-            if (Files.isExecutable(bridge)) {
-                boolean firewall = Files.isExecutable(root.resolve(dir).resolve("firewall"));
-                String detail = "/" + dir + " (bridge" + (firewall ? ", firewall" : "") + ")";
-                if (!dir.equals("opt/cni/bin")) {
-                    return Check.warn(name, "found in " + detail + ", but nerdctl looks in /opt/cni/bin",
-                            "set CNI_PATH=/" + dir + " for nerdctl, or link the plugins into /opt/cni/bin");
-                }
-                return Check.ok(name, detail);
-            }
+        Optional<String> folder = cniPathOverride != null ? Optional.of(cniPathOverride)
+                : CNI_FOLDERS.stream().filter(dir -> Files.exists(root.resolve(dir.substring(1)))).findFirst();
+        if (folder.isEmpty()) {
+            return Check.fail(name, "none of nerdctl's CNI folders exists (" + String.join(", ", CNI_FOLDERS) + ")",
+                    "apt-get install containernetworking-plugins, or unpack nerdctl's 'full' bundle");
         }
-        return Check.fail(name, "no bridge plugin in /opt/cni/bin, /usr/lib/cni or /usr/libexec/cni",
-                "apt-get install containernetworking-plugins, or use nerdctl's 'full' bundle");
+        Path dir = root.resolve(folder.get().substring(1));
+        String source = cniPathOverride != null ? " (CNI_PATH)" : " (the first of nerdctl's CNI folders that exists)";
+        List<String> missing = CNI_PLUGINS.stream().filter(plugin -> !Files.isExecutable(dir.resolve(plugin))).toList();
+        if (!missing.isEmpty()) {
+            String complete = CNI_FOLDERS.stream().filter(other -> CNI_PLUGINS.stream()
+                    .allMatch(plugin -> Files.isExecutable(root.resolve(other.substring(1)).resolve(plugin))))
+                    .findFirst().map(other -> "; " + other + " has them all: set CNI_PATH=" + other + " for nerdctl "
+                            + "or link them into " + folder.get()).orElse("");
+            return Check.fail(name, folder.get() + source + " lacks " + String.join(", ", missing),
+                    "install them there (containernetworking-plugins, or nerdctl's 'full' bundle)" + complete);
+        }
+        List<String> tools = List.of("iptables", "ip6tables").stream().filter(tool -> programs.find(tool).isEmpty())
+                .toList();
+        if (!tools.isEmpty()) {
+            return Check.fail(name, "the firewall plugin runs " + String.join(" and ", tools)
+                    + ", not found on PATH", "apt-get install iptables");
+        }
+        return Check.ok(name, folder.get() + source + ": " + String.join(", ", CNI_PLUGINS) + "; iptables, ip6tables");
+    }
+
+    /**
+     * Another table's input chain with {@code policy drop} (ufw, firewalld, a hand-written nftables.conf) sees the
+     * sandbox's connections to the proxy after our table accepted them, and drops them: an accept is final only
+     * within its own chain.
+     */
+    private Check hostInputFirewall() {
+        String name = "host input firewall";
+        Optional<Path> nft = programs.find("nft");
+        if (nft.isEmpty()) {
+            return Check.warn(name, "nft not found, cannot tell", "apt-get install nftables");
+        }
+        try {
+            CommandResult result = runner.capture(HostCommand.tolerant(nft.get().toString(), "list", "chains"));
+            if (result.exit() != 0) {
+                return Check.warn(name, "cannot list chains: " + result.firstErrorLine(), "run as root");
+            }
+            List<String> dropping = InputPolicies.dropping(result.stdout());
+            if (dropping.isEmpty()) {
+                return Check.ok(name, "no input chain drops by default");
+            }
+            return Check.warn(name, String.join(", ", dropping) + " drops by default: it will also drop the "
+                    + "sandboxes' connections to the proxy (TCP port " + PROXY_PORT + " on their bridges)",
+                    "accept TCP to port " + PROXY_PORT + " arriving on interfaces named br-* in that chain (nft: "
+                            + "iifname \"br-*\" tcp dport " + PROXY_PORT + " accept; ufw: add '-A ufw-before-input -i br-+ "
+                            + "-p tcp --dport " + PROXY_PORT + " -j ACCEPT' to /etc/ufw/before.rules)");
+        } catch (IOException e) {
+            return Check.warn(name, e.getMessage(), "run as root");
+        }
     }
 
     private Check landlock() {

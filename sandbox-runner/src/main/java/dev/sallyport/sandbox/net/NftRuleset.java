@@ -11,9 +11,12 @@ package dev.sallyport.sandbox.net;
  * <ul>
  *   <li>forward: anything arriving from the bridge is rejected (ICMP admin-prohibited, so clients fail at once);
  *       anything routed toward the bridge is dropped. No other sandbox, host on the LAN or metadata endpoint is
- *       reachable, even with {@code ip_forward=1} (which CNI's bridge plugin turns on).</li>
+ *       reachable, even with {@code ip_forward=1} (which Docker or another CNI network may have turned on).</li>
  *   <li>input: IPv6 from the bridge is dropped; TCP to the gateway address on the proxy port is accepted; other
  *       TCP gets a reset and everything else ICMP admin-prohibited (no DNS, DHCP, SSH, host services).</li>
+ *   <li>input to the gateway address from any interface but the bridge and loopback is dropped: Linux accepts a
+ *       packet for any local address on any interface, so without this a host on the LAN (or another sandbox)
+ *       could use the sandbox's proxy as its egress relay.</li>
  * </ul>
  * The base chains run at priority -100, before the filter chains of Docker, CNI and iptables-nft (0); a drop or
  * reject in any base chain is final, and our own table cannot be flushed by their tools.
@@ -49,6 +52,7 @@ public final class NftRuleset {
                 \tchain input {
                 \t\ttype filter hook input priority %5$d; policy accept;
                 \t\tiifname "%2$s" jump from_sandbox
+                \t\tip daddr %3$s iifname != "lo" drop
                 \t}
                 \tchain from_sandbox {
                 \t\tmeta nfproto ipv6 drop

@@ -9,78 +9,135 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
 
 /**
  * {@code sallyport cleanup}: removes what crashed VM-backend runs left behind, found by name: containers and
- * nerdctl networks named {@code sallyport-<id>}, nftables tables {@code inet sallyport_<id>}, and bridges whose
- * alias is {@code sallyport-<id>}. Sandboxes whose runner is still alive ({@link RunMarkers}) are left alone.
+ * nerdctl networks named {@code sallyport-<id>}, nftables tables {@code inet sallyport_<id>}, bridges whose alias
+ * is {@code sallyport-<id>}, host-local IPAM folders {@code /var/lib/cni/networks/sallyport-<id>}, and CNI's
+ * isolation rules for bridges that no longer exist. Sandboxes whose runner is still alive ({@link RunMarkers}) are
+ * left alone, and so is the network of a sandbox whose container is still there after {@code nerdctl rm -f} (or
+ * when nerdctl cannot say): removing its table would set it free.
  */
 public final class SandboxCleanup {
+
+    private static final Pattern NERDCTL_BRIDGE = Pattern.compile("br-[0-9a-f]{12}");
 
     private final CommandRunner runner;
     private final RunMarkers markers;
     private final Path sysClassNet;
-    private final boolean withNerdctl;
+    private final Path ipamState;
+    private final /* @Nullable */ String nerdctl;
 
     /**
-     * @param sysClassNet  where interfaces are listed ({@code /sys/class/net})
-     * @param withNerdctl  also remove containers and networks through nerdctl (off when nerdctl is missing)
+     * @param sysClassNet where interfaces are listed ({@code /sys/class/net})
+     * @param ipamState   where host-local IPAM keeps one folder per network ({@link SandboxNetwork#IPAM_STATE})
+     * @param nerdctl     the nerdctl program, or {@code null} when there is none (then no container can be left)
      */
-    public SandboxCleanup(CommandRunner runner, RunMarkers markers, Path sysClassNet, boolean withNerdctl) {
+    public SandboxCleanup(CommandRunner runner, RunMarkers markers, Path sysClassNet, Path ipamState,
+                          /* @Nullable */ String nerdctl) {
         this.runner = Objects.requireNonNull(runner, "runner");
         this.markers = Objects.requireNonNull(markers, "markers");
         this.sysClassNet = Objects.requireNonNull(sysClassNet, "sysClassNet");
-        this.withNerdctl = withNerdctl;
+        this.ipamState = Objects.requireNonNull(ipamState, "ipamState");
+        this.nerdctl = nerdctl;
     }
 
-    /** The usual cleanup: default marker dir, {@code /sys/class/net}, nerdctl if it is on the PATH. */
+    /** The usual cleanup: default marker dir, {@code /sys/class/net}, host-local's folder, nerdctl if on the PATH. */
     public static SandboxCleanup forHost(CommandRunner runner) {
         return new SandboxCleanup(runner, new RunMarkers(RunMarkers.DEFAULT_DIR), Path.of("/sys/class/net"),
-                Executables.find("nerdctl").isPresent());
+                SandboxNetwork.IPAM_STATE, Executables.find("nerdctl").map(Path::toString).orElse(null));
     }
 
-    /** Removes every leftover and prints one line per removal; returns the commands it ran. */
+    /** Removes every leftover and prints one line per removal (and per sandbox kept); returns what it ran. */
     public List<HostCommand> run(PrintStream out) throws IOException {
         Set<String> live = markers.liveIds();
         List<HostCommand> removals = new ArrayList<>();
-        if (withNerdctl) {
-            for (String name : listed("nerdctl", "ps", "-a", "--format", "{{.Names}}")) {
+        Set<String> kept = new TreeSet<>();
+        if (nerdctl != null) {
+            List<HostCommand> stops = new ArrayList<>();
+            for (String name : listed(nerdctl, "ps", "-a", "--format", "{{.Names}}")) {
                 if (leftover(name, SandboxNetwork.NAME_PREFIX, live)) {
-                    removals.add(HostCommand.tolerant("nerdctl", "rm", "-f", name));
+                    stops.add(HostCommand.tolerant(nerdctl, "rm", "-f", name));
                 }
             }
-            for (String name : listed("nerdctl", "network", "ls", "--format", "{{.Name}}")) {
-                if (leftover(name, SandboxNetwork.NAME_PREFIX, live)) {
-                    removals.add(HostCommand.tolerant("nerdctl", "network", "rm", name));
+            for (HostCommand stop : stops) {
+                CommandResult result = runner.capture(stop);
+                if (result.exit() == 0) {
+                    out.println("removed: " + String.join(" ", stop.argv()));
+                }
+                removals.add(stop);
+            }
+            kept.addAll(stillThere(live, stops, out));
+            for (String name : listed(nerdctl, "network", "ls", "--format", "{{.Name}}")) {
+                if (leftover(name, SandboxNetwork.NAME_PREFIX, live) && !kept.contains(idOf(name))) {
+                    removals.add(remove(HostCommand.tolerant(nerdctl, "network", "rm", name), out));
                 }
             }
         }
         for (String table : tables()) {
-            if (leftover(table, SandboxNetwork.TABLE_PREFIX, live)) {
-                removals.add(HostCommand.tolerant("nft", "delete", "table", "inet", table));
+            if (leftover(table, SandboxNetwork.TABLE_PREFIX, live) && !kept.contains(idOf(table))) {
+                removals.add(remove(HostCommand.tolerant("nft", "delete", "table", "inet", table), out));
             }
         }
-        for (String bridge : aliasedBridges(live)) {
-            removals.add(HostCommand.tolerant("ip", "link", "del", "dev", bridge));
+        for (String bridge : aliasedBridges(live, kept)) {
+            removals.add(remove(HostCommand.tolerant("ip", "link", "del", "dev", bridge), out));
         }
-        for (HostCommand removal : removals) {
-            runner.capture(removal);
-            out.println("removed: " + String.join(" ", removal.argv()));
+        for (String network : ipamFolders(live, kept)) {
+            removals.add(remove(HostCommand.tolerant("rm", "-rf", "--one-file-system",
+                    ipamState.resolve(network).toString()), out));
         }
-        if (removals.isEmpty()) {
+        for (HostCommand deletion : IsolationRules.remove(runner, this::goneNerdctlBridge)) {
+            out.println("removed: " + String.join(" ", deletion.argv()));
+            removals.add(deletion);
+        }
+        if (removals.isEmpty() && kept.isEmpty()) {
             out.println("nothing to clean up");
         }
         return removals;
     }
 
+    private HostCommand remove(HostCommand removal, PrintStream out) throws IOException {
+        runner.capture(removal);
+        out.println("removed: " + String.join(" ", removal.argv()));
+        return removal;
+    }
+
+    /** Ids of dead runs whose container nerdctl still lists after the removals (all of them if it cannot list). */
+    private Set<String> stillThere(Set<String> live, List<HostCommand> stops, PrintStream out) throws IOException {
+        Set<String> kept = new TreeSet<>();
+        if (stops.isEmpty() || runner.dryRun()) {
+            return kept;
+        }
+        CommandResult listed = runner.capture(HostCommand.tolerant(nerdctl, "ps", "-a", "--format", "{{.Names}}"));
+        List<String> names = listed.exit() != 0 ? stops.stream().map(stop -> stop.argv().getLast()).toList()
+                : listed.stdout().lines().map(String::strip).filter(n -> leftover(n, SandboxNetwork.NAME_PREFIX, live))
+                .toList();
+        for (String name : names) {
+            kept.add(idOf(name));
+            out.println("kept: the network, bridge and table of " + name + ", whose container "
+                    + (listed.exit() != 0 ? "nerdctl cannot list (" + listed.firstErrorLine() + ")" : "is still there")
+                    + "; run 'sallyport cleanup' again once 'nerdctl rm -f " + name + "' succeeds");
+        }
+        return kept;
+    }
+
+    /** A bridge named as nerdctl names bridges ({@code br-} and 12 hex digits) that no longer exists. */
+    private boolean goneNerdctlBridge(String bridge) {
+        return NERDCTL_BRIDGE.matcher(bridge).matches() && !Files.exists(sysClassNet.resolve(bridge));
+    }
+
+    /** The sandbox id in one of our names: {@code sallyport-ID}, {@code sallyport-ID-probe}, {@code sallyport_ID}. */
+    static String idOf(String name) {
+        String rest = name.substring(SandboxNetwork.NAME_PREFIX.length());   // TABLE_PREFIX is as long
+        int dash = rest.indexOf('-');
+        return dash < 0 ? rest : rest.substring(0, dash);
+    }
+
     /** {@code true} for our names ({@code sallyport-ID}, {@code sallyport-ID-probe}) whose run is not alive. */
     static boolean leftover(String name, String prefix, Set<String> live) {
-        if (!name.startsWith(prefix)) {
-            return false;
-        }
-        String rest = name.substring(prefix.length());
-        int dash = rest.indexOf('-');
-        return !live.contains(dash < 0 ? rest : rest.substring(0, dash));
+        return name.startsWith(prefix) && !live.contains(idOf(name));
     }
 
     private List<String> listed(String... argv) throws IOException {
@@ -104,7 +161,23 @@ public final class SandboxCleanup {
                 .map(l -> l.substring("table inet ".length()).strip()).toList();
     }
 
-    private List<String> aliasedBridges(Set<String> live) throws IOException {
+    private List<String> ipamFolders(Set<String> live, Set<String> kept) throws IOException {
+        List<String> folders = new ArrayList<>();
+        if (!Files.isDirectory(ipamState)) {
+            return folders;
+        }
+        try (DirectoryStream<Path> networks = Files.newDirectoryStream(ipamState)) {
+            for (Path network : networks) {
+                String name = network.getFileName().toString();
+                if (leftover(name, SandboxNetwork.NAME_PREFIX, live) && !kept.contains(idOf(name))) {
+                    folders.add(name);
+                }
+            }
+        }
+        return folders;
+    }
+
+    private List<String> aliasedBridges(Set<String> live, Set<String> kept) throws IOException {
         List<String> bridges = new ArrayList<>();
         if (!Files.isDirectory(sysClassNet)) {
             return bridges;
@@ -113,7 +186,7 @@ public final class SandboxCleanup {
             for (Path nic : interfaces) {
                 Path alias = nic.resolve("ifalias");
                 String text = Files.isReadable(alias) ? Files.readString(alias).strip() : "";
-                if (leftover(text, SandboxNetwork.NAME_PREFIX, live)) {
+                if (leftover(text, SandboxNetwork.NAME_PREFIX, live) && !kept.contains(idOf(text))) {
                     bridges.add(nic.getFileName().toString());
                 }
             }

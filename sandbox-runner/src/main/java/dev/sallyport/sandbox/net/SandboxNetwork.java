@@ -4,7 +4,10 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.security.SecureRandom;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.regex.Pattern;
@@ -29,6 +32,10 @@ public record SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort) {
     /** Prefix of the runner's nftables tables (family inet). */
     public static final String TABLE_PREFIX = "sallyport_";
 
+    /** Where CNI's host-local IPAM keeps one folder of leases per network name (its default dataDir). */
+    public static final Path IPAM_STATE = Path.of("/var/lib/cni/networks");
+
+    private static final Path IPV6_SYSCTLS = Path.of("/proc/sys/net/ipv6");
     private static final Pattern ID = Pattern.compile("[a-z0-9]{4,16}");
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -90,13 +97,24 @@ public record SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort) {
 
     /** Creates the bridge with the gateway address, IPv6 off, tagged with our alias so cleanup can find it. */
     public List<HostCommand> bridgeCommands() {
+        return bridgeCommands(Files.isDirectory(IPV6_SYSCTLS));
+    }
+
+    /**
+     * As {@link #bridgeCommands()}; {@code hostHasIpv6} is false on hosts booted with {@code ipv6.disable=1}, which
+     * have no {@code /proc/sys/net/ipv6} (the sysctl would fail, and there is no IPv6 to turn off).
+     */
+    public List<HostCommand> bridgeCommands(boolean hostHasIpv6) {
         String bridge = bridgeName();
-        return List.of(
-                HostCommand.of("ip", "link", "add", "name", bridge, "type", "bridge"),
-                HostCommand.of("ip", "link", "set", "dev", bridge, "alias", networkName()),
-                HostCommand.of("sysctl", "-q", "-w", "net.ipv6.conf." + bridge + ".disable_ipv6=1"),
-                HostCommand.of("ip", "addr", "add", gateway() + "/" + subnet.prefix(), "dev", bridge),
-                HostCommand.of("ip", "link", "set", "dev", bridge, "up"));
+        List<HostCommand> commands = new ArrayList<>();
+        commands.add(HostCommand.of("ip", "link", "add", "name", bridge, "type", "bridge"));
+        commands.add(HostCommand.of("ip", "link", "set", "dev", bridge, "alias", networkName()));
+        if (hostHasIpv6) {
+            commands.add(HostCommand.of("sysctl", "-q", "-w", "net.ipv6.conf." + bridge + ".disable_ipv6=1"));
+        }
+        commands.add(HostCommand.of("ip", "addr", "add", gateway() + "/" + subnet.prefix(), "dev", bridge));
+        commands.add(HostCommand.of("ip", "link", "set", "dev", bridge, "up"));
+        return List.copyOf(commands);
     }
 
     /** Loads the nftables table (atomically, one {@code nft -f} transaction). */
@@ -104,10 +122,19 @@ public record SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort) {
         return HostCommand.of("nft", "-f", "-").withStdin(ruleset());
     }
 
-    /** Removes the table and the bridge; each may already be gone. */
+    /** Checks the table is still loaded (exit 0), for the watch during a run. */
+    public HostCommand tableCheckCommand() {
+        return HostCommand.tolerant("nft", "list", "table", "inet", tableName());
+    }
+
+    /**
+     * Removes the table, the bridge, and the addresses CNI's host-local IPAM recorded for this network (it keeps
+     * them in a folder named after the network, which nothing else removes); each may already be gone.
+     */
     public List<HostCommand> teardownCommands() {
         return List.of(
                 HostCommand.tolerant("nft", "delete", "table", "inet", tableName()),
-                HostCommand.tolerant("ip", "link", "del", "dev", bridgeName()));
+                HostCommand.tolerant("ip", "link", "del", "dev", bridgeName()),
+                HostCommand.tolerant("rm", "-rf", "--one-file-system", IPAM_STATE.resolve(networkName()).toString()));
     }
 }

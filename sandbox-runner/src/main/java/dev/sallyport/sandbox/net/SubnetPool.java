@@ -10,6 +10,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * Where sandbox networks take their addresses: /24 networks out of {@code 10.213.0.0/16}, a range that neither
@@ -42,8 +45,62 @@ public final class SubnetPool {
                 + "run 'sallyport cleanup' to remove networks left by crashed runs)");
     }
 
-    /** The IPv4 networks in use on this host: interface addresses and the kernel's IPv4 routes. */
+    /** Where nerdctl keeps its networks' conflists (rootful), also in one folder per containerd namespace. */
+    public static final Path CNI_CONFIGS = Path.of("/etc/cni/net.d");
+
+    private static final Pattern CONFLIST_SUBNET = Pattern.compile(
+            "\"subnet\"\\s*:\\s*\"([0-9]{1,3}(?:\\.[0-9]{1,3}){3})/([0-9]{1,2})\"");
+
+    /**
+     * The IPv4 networks in use on this host: interface addresses, the kernel's IPv4 routes, and the subnets of every
+     * CNI network declared in {@link #CNI_CONFIGS} (nerdctl refuses a subnet that overlaps one, even when its bridge
+     * is gone, as after a reboot).
+     */
     public static List<Ipv4Subnet> inUse() throws IOException {
+        List<Ipv4Subnet> used = new ArrayList<>(liveNetworks());
+        used.addAll(declared(CNI_CONFIGS));
+        return used;
+    }
+
+    /** The IPv4 subnets named in the conflists of {@code dir} and its subfolders (one level, as nerdctl reads). */
+    static List<Ipv4Subnet> declared(Path dir) throws IOException {
+        List<Ipv4Subnet> subnets = new ArrayList<>();
+        if (!Files.isDirectory(dir)) {
+            return subnets;
+        }
+        List<Path> files = new ArrayList<>();
+        try (Stream<Path> top = Files.list(dir)) {
+            for (Path entry : top.toList()) {
+                if (Files.isDirectory(entry)) {
+                    try (Stream<Path> nested = Files.list(entry)) {
+                        files.addAll(nested.toList());
+                    }
+                } else {
+                    files.add(entry);
+                }
+            }
+        }
+        for (Path file : files) {
+            String name = file.getFileName().toString();
+            if (!Files.isRegularFile(file) || !(name.endsWith(".conflist") || name.endsWith(".conf")
+                    || name.endsWith(".json"))) {
+                continue;
+            }
+            Matcher matcher = CONFLIST_SUBNET.matcher(Files.readString(file));
+            while (matcher.find()) {
+                int prefix = Math.max(8, Math.min(30, Integer.parseInt(matcher.group(2))));
+                try {
+                    int address = Ipv4Subnet.parseAddress(matcher.group(1));
+                    subnets.add(new Ipv4Subnet(address & (-1 << (32 - prefix)), prefix));
+                } catch (IllegalArgumentException notAnAddress) {
+                    // not a subnet nerdctl could have written; CNI would refuse it as well
+                }
+            }
+        }
+        return subnets;
+    }
+
+    private static List<Ipv4Subnet> liveNetworks() throws IOException {
         List<Ipv4Subnet> used = new ArrayList<>();
         try {
             for (NetworkInterface nic : NetworkInterface.networkInterfaces().toList()) {

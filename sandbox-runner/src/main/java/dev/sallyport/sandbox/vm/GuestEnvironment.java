@@ -21,8 +21,18 @@ public final class GuestEnvironment {
     public static final String GUEST_BUNDLE = "/etc/sallyport/trust-bundle.pem";
     /** Where the PKCS12 trust store for JVMs appears in the guest. */
     public static final String GUEST_TRUSTSTORE = "/etc/sallyport/truststore.p12";
-    /** Distribution bundle paths the trust bundle is also mounted over ({@link TrustFiles#SYSTEM_BUNDLES}). */
-    public static final List<String> DISTRO_BUNDLES = TrustFiles.SYSTEM_BUNDLES.stream().map(Path::toString).toList();
+    /**
+     * The file Fedora's {@code /etc/pki/tls/certs/ca-bundle.crt} and {@code /etc/pki/tls/cert.pem} both point to:
+     * images where those links are gone (Fedora 42+ may drop the first) still read it.
+     */
+    public static final String FEDORA_EXTRACTED_BUNDLE = "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem";
+    /**
+     * Distribution bundle paths the trust bundle is also mounted over ({@link TrustFiles#SYSTEM_BUNDLES}, then
+     * {@link #FEDORA_EXTRACTED_BUNDLE}).
+     */
+    public static final List<String> DISTRO_BUNDLES = java.util.stream.Stream.concat(
+            TrustFiles.SYSTEM_BUNDLES.stream().map(Path::toString), java.util.stream.Stream.of(FEDORA_EXTRACTED_BUNDLE))
+            .toList();
     /** Where the workspace is mounted and the workload starts. */
     public static final String WORKSPACE = "/workspace";
 

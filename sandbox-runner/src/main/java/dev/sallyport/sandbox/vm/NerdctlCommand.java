@@ -9,7 +9,7 @@ import java.util.Map;
  * Every nerdctl argv the VM backend runs. Pure argument building: the tests assert these lists exactly.
  *
  * <p>The workload line, in order: {@code run --rm -i [-t] --name --label --runtime --network --dns 127.0.0.1
- * --user -w /workspace --read-only --tmpfs /tmp --cap-drop ALL --security-opt no-new-privileges --pids-limit
+ * --user -w /workspace --read-only --tmpfs /tmp:exec,size --cap-drop ALL --security-opt no-new-privileges --pids-limit
  * --memory --cpus}, the workspace and trust mounts, one {@code -e} per variable, then {@code -- IMAGE CMD...}.
  * The {@code --} goes before the image: nerdctl stops parsing its own flags there, so neither the image nor the
  * command can be taken for a flag (after the image, a {@code --} would be handed to the workload as argv[0]).
@@ -49,17 +49,26 @@ public final class NerdctlCommand {
     }
 
     /**
-     * {@code nerdctl network create}: bridge driver, our subnet and gateway, masquerading off, inter-container
-     * traffic off, IPv6 off.
+     * {@code nerdctl network create}: bridge driver, {@code --internal}, our subnet and gateway, masquerading off,
+     * IPv6 off.
+     *
+     * <p>{@code --internal} (nerdctl 2.1.4+) writes the bridge plugin without {@code isGateway} and the IPAM without
+     * a default route, and leaves out {@code portmap}: CNI no longer turns on {@code ip_forward} for the whole host
+     * nor gives the guest a default route. The guest reaches the proxy on-link, at the gateway address the runner
+     * puts on the bridge itself ({@link SandboxNetwork#bridgeCommands()}).
+     *
+     * <p>No {@code com.docker.network.bridge.enable_icc=false}: it only asks CNI's firewall plugin to drop traffic
+     * between containers of one bridge, and a sandbox's bridge never holds two containers at once (the probe has
+     * ended before the workload starts); our own table already drops everything routed to or from the bridge.
      */
     public static List<String> networkCreate(String nerdctl, SandboxNetwork network) {
         return List.of(nerdctl, "network", "create",
                 "--driver", "bridge",
+                "--internal",
                 "--subnet", network.subnet().toString(),
                 "--gateway", network.gateway(),
                 "--ipv6=false",
                 "--opt", "com.docker.network.bridge.enable_ip_masquerade=false",
-                "--opt", "com.docker.network.bridge.enable_icc=false",
                 "--label", LABEL + "=" + network.id(),
                 network.networkName());
     }
@@ -79,6 +88,20 @@ public final class NerdctlCommand {
         return List.of(nerdctl, "rm", "-f", network.networkName(), network.networkName() + "-probe");
     }
 
+    /** {@code nerdctl image inspect}: exits 0 when the image is already on this host. */
+    public static List<String> imageInspect(NerdctlSpec spec) {
+        return List.of(spec.nerdctl(), "image", "inspect", "--format", "{{.ID}}", "--", spec.image());
+    }
+
+    /** {@code nerdctl pull}, attached to the terminal so its progress shows. */
+    public static List<String> pull(NerdctlSpec spec) {
+        return List.of(spec.nerdctl(), "pull", "--", spec.image());
+    }
+
+    /** Lists every container of this sandbox, running or not, by our label: one name a line, nothing when none. */
+    public static List<String> listContainers(String nerdctl, SandboxNetwork network) {
+        return List.of(nerdctl, "ps", "-a", "--filter", "label=" + LABEL + "=" + network.id(), "--format", "{{.Names}}");
+    }
 
     private static List<String> runPrefix(NerdctlSpec spec, String name, boolean tty) {
         List<String> argv = new ArrayList<>(List.of(spec.nerdctl(), "run", "--rm", "-i"));
@@ -94,7 +117,7 @@ public final class NerdctlCommand {
                 "--user", spec.user().toString(),
                 "-w", GuestEnvironment.WORKSPACE,
                 "--read-only",
-                "--tmpfs", "/tmp:rw,nosuid,nodev,mode=1777",
+                "--tmpfs", tmpfs(spec.limits()),
                 "--cap-drop", "ALL",
                 "--security-opt", "no-new-privileges",
                 "--pids-limit", Integer.toString(spec.limits().pids()),
@@ -117,6 +140,15 @@ public final class NerdctlCommand {
             argv.add(variable.getKey() + "=" + variable.getValue());
         }
         return argv;
+    }
+
+    /**
+     * The guest's {@code /tmp} (its {@code $HOME} too). nerdctl puts {@code noexec,nosuid,nodev} in front of every
+     * {@code --tmpfs}'s options and keeps the last of each pair, so {@code exec} must be said: without it
+     * {@code go test}, pip's build environments, JNI libraries unpacked to /tmp and {@code ~/.cargo/bin} fail.
+     */
+    static String tmpfs(ResourceLimits limits) {
+        return "/tmp:rw,exec,nosuid,nodev,size=" + limits.tmp() + ",mode=1777";
     }
 
     private static String bind(String source, String target, boolean readOnly) {

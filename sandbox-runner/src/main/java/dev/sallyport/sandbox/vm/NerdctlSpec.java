@@ -40,6 +40,10 @@ public record NerdctlSpec(SandboxNetwork network, VmRuntime runtime, String imag
         if (command.isEmpty()) {
             throw new IllegalArgumentException("command: empty (expected: the program to run after --)");
         }
+        if (user.root()) {
+            throw new IllegalArgumentException("user: " + user + " (expected: a uid and gid other than 0; root in the "
+                    + "guest could leave setuid-root programs in the host workspace)");
+        }
         requireMountable("workspace", workspace);
         requireMountable("trustBundle", trustBundle);
         if (javaTrustStore != null) {
@@ -89,12 +93,16 @@ public record NerdctlSpec(SandboxNetwork network, VmRuntime runtime, String imag
         return java.util.Collections.unmodifiableSequencedMap(new TreeMap<>(map));
     }
 
-    /** nerdctl's {@code --mount} syntax is comma-separated: a comma (or newline) in a path would inject options. */
+    /**
+     * nerdctl's {@code --mount} syntax is comma-separated: a comma (or newline) in a path would inject options; a
+     * {@code ':'} fails late, inside nerdctl and containerd, which read it as a separator: refused here, up front.
+     */
     private static void requireMountable(String what, Path path) {
         String text = path.toString();
-        if (!path.isAbsolute() || text.indexOf(',') >= 0 || text.indexOf('\n') >= 0 || text.indexOf('=') >= 0) {
+        if (!path.isAbsolute() || text.chars().anyMatch(c -> c == ',' || c == '\n' || c == '=' || c == ':')) {
             throw new IllegalArgumentException(what + ": '" + text
-                    + "' (expected: an absolute path without ',', '=' or newlines)");
+                    + "' (expected: an absolute path without ',', '=', ':' or newlines, which nerdctl's mount options "
+                    + "cannot carry; move or link the folder to such a path)");
         }
     }
 

@@ -2,9 +2,13 @@ package dev.sallyport.sandbox.net;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -19,7 +23,8 @@ import org.junit.jupiter.api.Test;
  * The VM backend's network confinement, for real: the test builds what nerdctl + CNI build for a container (a
  * bridge with the gateway address, a network namespace attached by a veth pair with a default route via the
  * gateway), applies the runner's own nftables table, and proves from inside the namespace that the proxy port on
- * the gateway is the only thing it can reach.
+ * the gateway is the only thing it can reach, and from a namespace routed through the host but not on the bridge
+ * (a host on the LAN) that it cannot use the proxy at all.
  *
  * <p>Every destination is first shown reachable without the table (so a failure later is the table's doing,
  * not a missing route), with {@code ip_forward=1} (CNI's bridge plugin turns it on), restored afterwards.
@@ -111,8 +116,19 @@ class HostEnforcementTest {
 
             assertThat(lab.probeFrom(other, inbound).results()).as("another sandbox reaches the guest without the table")
                     .containsEntry("guest-service", "ok:guest-service");
+            Map<String, String> relay = Map.of("lan-to-proxy", "tcp|" + sandbox.gateway() + "|" + PROXY_PORT);
+            assertThat(lab.probeFrom(remote, relay).results()).as("a LAN host reaches the gateway address without "
+                    + "the table (Linux answers for a local address on any interface)")
+                    .containsEntry("lan-to-proxy", "ok:proxy");
 
             lab.run(sandbox.firewallCommand());
+            assertThat(lab.probeFrom(remote, relay).results().get("lan-to-proxy"))
+                    .as("a LAN host cannot use the sandbox's proxy as an egress relay").isEqualTo("timeout");
+            try (Socket local = new Socket(gateway, PROXY_PORT);
+                 BufferedReader in = new BufferedReader(new InputStreamReader(local.getInputStream(),
+                         StandardCharsets.US_ASCII))) {
+                assertThat(in.readLine()).as("the host itself still reaches the gateway (over lo)").isEqualTo("proxy");
+            }
             assertThat(lab.probeFrom(other, inbound).results().get("guest-service"))
                     .as("nothing is routed into the sandbox (oifname drop)").isEqualTo("timeout");
             NetLab.Probed closed = lab.probeFrom(guest, targets);

@@ -25,6 +25,7 @@ class NftRulesetTest {
                 \tchain input {
                 \t\ttype filter hook input priority -100; policy accept;
                 \t\tiifname "BR" jump from_sandbox
+                \t\tip daddr 10.213.7.1 iifname != "lo" drop
                 \t}
                 \tchain from_sandbox {
                 \t\tmeta nfproto ipv6 drop

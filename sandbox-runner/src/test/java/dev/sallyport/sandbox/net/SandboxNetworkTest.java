@@ -31,7 +31,7 @@ class SandboxNetworkTest {
     @Test
     void hostCommandsAreExact() {
         String br = NETWORK.bridgeName();
-        assertThat(NETWORK.bridgeCommands().stream().map(HostCommand::toShell)).containsExactly(
+        assertThat(NETWORK.bridgeCommands(true).stream().map(HostCommand::toShell)).containsExactly(
                 "ip link add name " + br + " type bridge",
                 "ip link set dev " + br + " alias sallyport-ab12cd34",
                 "sysctl -q -w net.ipv6.conf." + br + ".disable_ipv6=1",
@@ -41,7 +41,20 @@ class SandboxNetworkTest {
                 .isEqualTo("nft -f - <<'EOF'\n" + NETWORK.ruleset() + "EOF");
         assertThat(NETWORK.teardownCommands().stream().map(HostCommand::toShell)).containsExactly(
                 "nft delete table inet sallyport_ab12cd34 || true",
-                "ip link del dev " + br + " || true");
+                "ip link del dev " + br + " || true",
+                "rm -rf --one-file-system /var/lib/cni/networks/sallyport-ab12cd34 || true");
+    }
+
+    @Test
+    void aHostBootedWithoutIpv6GetsNoIpv6Sysctl() {
+        String br = NETWORK.bridgeName();
+        assertThat(NETWORK.bridgeCommands(false).stream().map(HostCommand::toShell)).containsExactly(
+                "ip link add name " + br + " type bridge",
+                "ip link set dev " + br + " alias sallyport-ab12cd34",
+                "ip addr add 10.213.7.1/24 dev " + br,
+                "ip link set dev " + br + " up");
+        assertThat(NETWORK.bridgeCommands()).as("this host").hasSize(
+                java.nio.file.Files.isDirectory(java.nio.file.Path.of("/proc/sys/net/ipv6")) ? 5 : 4);
     }
 
     @Test

@@ -3,9 +3,12 @@ package dev.sallyport.sandbox.net;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class SubnetPoolTest {
 
@@ -45,6 +48,29 @@ class SubnetPoolTest {
                 "eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0"));
 
         assertThat(routes).containsExactly(Ipv4Subnet.parse("192.0.2.0/24"));
+    }
+
+    @Test
+    void subnetsOfDeclaredCniNetworksAreTakenEvenWithoutTheirBridges(@TempDir Path netconf) throws Exception {
+        Files.writeString(netconf.resolve("nerdctl-sallyport-ab12.conflist"), """
+                {"cniVersion": "1.0.0", "name": "sallyport-ab12", "plugins": [{"type": "bridge",
+                  "ipam": {"type": "host-local", "ranges": [[{"gateway": "10.213.5.1", "subnet": "10.213.5.0/24"}]]}}]}
+                """);
+        Files.createDirectories(netconf.resolve("buildkit"));
+        Files.writeString(netconf.resolve("buildkit/nerdctl-other.conflist"), "{\"subnet\" : \"10.213.6.0/24\"}");
+        Files.writeString(netconf.resolve("notes.txt"), "\"subnet\": \"10.213.7.0/24\"");
+
+        List<Ipv4Subnet> declared = SubnetPool.declared(netconf);
+
+        assertThat(declared).containsExactlyInAnyOrder(Ipv4Subnet.parse("10.213.5.0/24"),
+                Ipv4Subnet.parse("10.213.6.0/24"));
+        List<Ipv4Subnet> taken = new ArrayList<>(declared);
+        for (int i = 0; i < 3; i++) {
+            Ipv4Subnet picked = SubnetPool.pick("abcd", taken);
+            assertThat(declared).noneMatch(picked::overlaps);
+            taken.add(picked);
+        }
+        assertThat(SubnetPool.declared(netconf.resolve("absent"))).isEmpty();
     }
 
     @Test

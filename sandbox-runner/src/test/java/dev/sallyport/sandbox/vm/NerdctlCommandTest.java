@@ -70,7 +70,7 @@ class NerdctlCommandTest {
                 "--user", "1000:1000",
                 "-w", "/workspace",
                 "--read-only",
-                "--tmpfs", "/tmp:rw,nosuid,nodev,mode=1777",
+                "--tmpfs", "/tmp:rw,exec,nosuid,nodev,size=1g,mode=1777",
                 "--cap-drop", "ALL",
                 "--security-opt", "no-new-privileges",
                 "--pids-limit", "512",
@@ -80,7 +80,9 @@ class NerdctlCommandTest {
                 "--mount", "type=bind,src=/run/sallyport/ab12cd34/bundle.pem,dst=/etc/sallyport/trust-bundle.pem,readonly",
                 "--mount", "type=bind,src=/run/sallyport/ab12cd34/bundle.pem,dst=/etc/ssl/certs/ca-certificates.crt,readonly",
                 "--mount", "type=bind,src=/run/sallyport/ab12cd34/bundle.pem,dst=/etc/pki/tls/certs/ca-bundle.crt,readonly",
-                "--mount", "type=bind,src=/run/sallyport/ab12cd34/bundle.pem,dst=/etc/ssl/cert.pem,readonly"));
+                "--mount", "type=bind,src=/run/sallyport/ab12cd34/bundle.pem,dst=/etc/ssl/cert.pem,readonly",
+                "--mount", "type=bind,src=/run/sallyport/ab12cd34/bundle.pem,"
+                        + "dst=/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem,readonly"));
         return argv;
     }
 
@@ -115,12 +117,13 @@ class NerdctlCommandTest {
     void ttySecretsTrustStoreAndLimitsAppearWhereExpected() {
         NerdctlSpec spec = SPEC.withSecrets(Map.of("GITHUB_TOKEN", "sallyport-placeholder-1", "A_KEY", "ph-2"))
                 .withJavaTrustStore(Path.of("/run/sallyport/ab12cd34/trust.p12"))
-                .with(new ResourceLimits(64, "512m", "1.5"), true, "/usr/local/bin/nerdctl");
+                .with(new ResourceLimits(64, "512m", "1.5", "256m"), true, "/usr/local/bin/nerdctl");
 
         List<String> argv = NerdctlCommand.build(spec);
 
         assertThat(argv.subList(0, 5)).containsExactly("/usr/local/bin/nerdctl", "run", "--rm", "-i", "-t");
         assertThat(argv).containsSequence("--pids-limit", "64", "--memory", "512m", "--cpus", "1.5");
+        assertThat(argv).containsSequence("--tmpfs", "/tmp:rw,exec,nosuid,nodev,size=256m,mode=1777");
         assertThat(argv).containsSequence("--mount",
                 "type=bind,src=/run/sallyport/ab12cd34/trust.p12,dst=/etc/sallyport/truststore.p12,readonly");
         assertThat(argv).contains("JAVA_TOOL_OPTIONS=-Dhttp.proxyHost=10.213.7.1 -Dhttp.proxyPort=3128"
@@ -147,10 +150,9 @@ class NerdctlCommandTest {
     @Test
     void networkCommandsAreExact() {
         assertThat(NerdctlCommand.networkCreate("nerdctl", NETWORK)).containsExactly(
-                "nerdctl", "network", "create", "--driver", "bridge", "--subnet", "10.213.7.0/24",
+                "nerdctl", "network", "create", "--driver", "bridge", "--internal", "--subnet", "10.213.7.0/24",
                 "--gateway", "10.213.7.1", "--ipv6=false",
                 "--opt", "com.docker.network.bridge.enable_ip_masquerade=false",
-                "--opt", "com.docker.network.bridge.enable_icc=false",
                 "--label", "dev.sallyport.sandbox=ab12cd34", "sallyport-ab12cd34");
         assertThat(NerdctlCommand.networkInspect("nerdctl", NETWORK))
                 .containsExactly("nerdctl", "network", "inspect", "--mode=native", "sallyport-ab12cd34");
@@ -167,7 +169,12 @@ class NerdctlCommandTest {
                 .hasMessage("image: '--privileged' (expected: an image reference like debian:12)");
         assertThatThrownBy(() -> NerdctlSpec.of(NETWORK, VmRuntime.KATA, "debian:12", List.of("sh"),
                 Path.of("/home/ann/x,dst=/etc"), SPEC.user(), SPEC.trustBundle()))
-                .hasMessage("workspace: '/home/ann/x,dst=/etc' (expected: an absolute path without ',', '=' or newlines)");
+                .hasMessage("workspace: '/home/ann/x,dst=/etc' (expected: an absolute path without ',', '=', ':' or "
+                        + "newlines, which nerdctl's mount options cannot carry; move or link the folder to such a path)");
+        assertThatThrownBy(() -> NerdctlSpec.of(NETWORK, VmRuntime.KATA, "debian:12", List.of("sh"),
+                Path.of("/home/ann/build:2026"), SPEC.user(), SPEC.trustBundle()))
+                .hasMessageStartingWith("workspace: '/home/ann/build:2026' (expected: an absolute path without ',', "
+                        + "'=', ':' or newlines");
         assertThatThrownBy(() -> NerdctlSpec.of(NETWORK, VmRuntime.KATA, "debian:12", List.of(),
                 SPEC.workspace(), SPEC.user(), SPEC.trustBundle()))
                 .hasMessage("command: empty (expected: the program to run after --)");

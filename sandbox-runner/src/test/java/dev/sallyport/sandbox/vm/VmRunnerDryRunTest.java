@@ -36,6 +36,7 @@ class VmRunnerDryRunTest {
                 });
 
         List<String> expected = new ArrayList<>();
+        expected.add(shell(NerdctlCommand.imageInspect(spec)) + " || true");
         expected.add(shell(NerdctlCommand.networkCreate("nerdctl", network)));
         expected.add(shell(NerdctlCommand.networkInspect("nerdctl", network)));
         network.bridgeCommands().forEach(c -> expected.add(c.toShell()));
@@ -44,11 +45,17 @@ class VmRunnerDryRunTest {
         expected.add(shell(NerdctlCommand.probe(spec)) + " || true");
         expected.add(shell(NerdctlCommand.build(spec)));
         expected.add(shell(NerdctlCommand.forceRemove("nerdctl", network)) + " || true");
+        expected.add(shell(NerdctlCommand.listContainers("nerdctl", network)) + " || true");
         expected.add(shell(NerdctlCommand.networkRemove("nerdctl", network)) + " || true");
         network.teardownCommands().forEach(c -> expected.add(c.toShell()));
+        for (String tool : List.of("iptables", "ip6tables")) {
+            for (String chain : List.of("CNI-ISOLATION-STAGE-1", "CNI-ISOLATION-STAGE-2")) {
+                expected.add(tool + " -w -t filter -S " + chain + " || true");
+            }
+        }
         assertThat(bytes.toString(StandardCharsets.UTF_8)).isEqualTo(String.join("\n", expected) + "\n");
         assertThat(bytes.toString(StandardCharsets.UTF_8))
-                .contains("nerdctl network create --driver bridge --subnet 10.213.9.0/24")
+                .contains("nerdctl network create --driver bridge --internal --subnet 10.213.9.0/24")
                 .contains("ip link add name " + br + " type bridge")
                 .contains("nft -f - <<'EOF'\ntable inet sallyport_d7e5a1b2 {}")
                 .contains("nerdctl run --rm -i --name sallyport-d7e5a1b2 ")
