@@ -17,6 +17,11 @@ final class Batch extends ByteArrayOutputStream {
         records++;
     }
 
+    /** Counts a record whose bytes were written into the batch directly. */
+    void counted() {
+        records++;
+    }
+
     int records() {
         return records;
     }
