@@ -90,6 +90,10 @@ public final class AuditCommand implements Runnable {
                             ok.checkpoints(), files.size(), files.size() == 1 ? "" : "s", ok.fingerprint(),
                             trusted.isEmpty() ? " (the key the log names: pass --key with the proxy's exported key to"
                                     + " rule out a log re-signed with another)" : " (a key given)");
+                    if ("rotate".equals(ok.lastAt())) {
+                        out.printf("note: the last checkpoint (%s) ends a rotated file: the files written after it"
+                                + " were not given%n", ok.lastCheckpoint());
+                    }
                     if ("interval".equals(ok.lastAt())) {
                         out.printf("note: the last checkpoint (%s) is an interval one, not the close: the proxy was"
                                 + " still running, or stopped without closing the log, or lines after it were cut off%n",

@@ -155,6 +155,47 @@ class AuditVerifyTest {
         assertThat(partial.exit()).as(partial.out()).isZero();
     }
 
+    @Test
+    void aRotatedSetVerifiesAsOneChainAndAMissingFileIsNamed() throws Exception {
+        RealAuditLog.Written w = RealAuditLog.write(dir, key, ", rotate_bytes: 4096", """
+                rules:
+                  - name: local-api
+                    cidrs: [127.0.0.1/32]
+                    ports: [%d]
+                """, List.of(List.of(List.of("/a/1", "/a/2"), List.of("/b/1", "/b/2"), List.of("/c/1", "/c/2"),
+                List.of("/d/1", "/d/2"), List.of("/e/1", "/e/2"), List.of("/f/1", "/f/2"))));
+        List<String> files = new ArrayList<>();
+        try (var rotated = Files.newDirectoryStream(dir, "audit.jsonl.*")) {
+            rotated.forEach(f -> files.add(f.toString()));
+        }
+        files.sort(null);
+        assertThat(files).as("rotated files").hasSizeGreaterThan(1);
+        for (String f : files) {
+            List<String> lines = Files.readAllLines(Path.of(f));
+            assertThat(lines.getLast()).as("the end of %s", f).contains("\"event\":\"checkpoint\"", "\"at\":\"rotate\"");
+        }
+        files.add(w.log().toString());
+        List<String> args = new ArrayList<>(List.of("audit", "verify", "--key", publicPem.toString()));
+        args.addAll(files);
+        CliRun run = CliRun.of(args.toArray(String[]::new));
+        assertThat(run.exit()).as(run.out()).isZero();
+        assertThat(run.out()).contains("checkpoints in " + files.size() + " files");
+
+        String second = files.remove(1);
+        long firstSeqOfThird = seq(Files.readAllLines(Path.of(files.get(1))).getFirst());
+        args.remove(second);
+        CliRun gap = CliRun.of(args.toArray(String[]::new));
+        assertThat(gap.exit()).isEqualTo(1);
+        assertThat(gap.out()).startsWith(files.get(1) + ":1: seq " + firstSeqOfThird + " follows seq ")
+                .contains("were removed");
+    }
+
+    private static long seq(String line) {
+        Matcher m = TAIL.matcher(line);
+        assertThat(m.find()).isTrue();
+        return Long.parseLong(m.group(1));
+    }
+
     private void assertBreaks(Path log, int line, String what) {
         CliRun run = CliRun.of("audit", "verify", "--key", publicPem.toString(), log.toString());
         assertThat(run.exit()).as(run.out() + run.err()).isEqualTo(1);

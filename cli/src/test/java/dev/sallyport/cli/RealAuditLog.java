@@ -35,6 +35,12 @@ final class RealAuditLog {
      * sections, with %d for the upstream's port) and one curl per entry of the run (its paths on one connection).
      */
     static Written write(Path dir, AuditKey key, String policyTail, List<List<List<String>>> runs) throws Exception {
+        return write(dir, key, "", policyTail, runs);
+    }
+
+    /** The same, with more of the audit section (", rotate_bytes: 4096"). */
+    static Written write(Path dir, AuditKey key, String auditMore, String policyTail, List<List<List<String>>> runs)
+            throws Exception {
         TestPki pki = TestPki.create();
         TestPki.Issued leaf = pki.issue("127.0.0.1");
         Path log = dir.resolve("audit.jsonl");
@@ -49,8 +55,8 @@ final class RealAuditLog {
                     network:
                       deny: default
                       allow_private: ["127.0.0.1:%d"]
-                    audit: {path: %s}
-                    """.formatted(rootPem, upstream.port(), log) + policyTail.replace("%d", "" + upstream.port());
+                    audit: {path: %s%s}
+                    """.formatted(rootPem, upstream.port(), log, auditMore) + policyTail.replace("%d", "" + upstream.port());
             for (List<List<String>> run : runs) {
                 try (SallyportProxy proxy = SallyportProxy.start(ProxyOptions.of(PolicyLoader.parse(yaml, "p.yaml"))
                         .withCa(ca).withListen(new HostPort("127.0.0.1", 0)).withAdmin(new HostPort("127.0.0.1", 0))

@@ -125,7 +125,7 @@ public final class SallyportProxy implements AutoCloseable {
                     : Placeholders.deferred(StateDirectory.resolve());
             store = SecretStore.load(policy, placeholders);   // SecretLoadException: one line per problem
             metrics = await(metricsLater);
-            audit = AuditLog.open(policy.audit().path(), clock, metrics, policy.proxy().limits().maxConnections(),
+            audit = AuditLog.open(policy.audit(), clock, metrics, policy.proxy().limits().maxConnections(),
                     await(auditKeyLater));
         } catch (Exception | Error e) {
             if (store != null) {

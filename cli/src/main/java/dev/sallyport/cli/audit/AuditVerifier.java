@@ -205,8 +205,8 @@ public final class AuditVerifier {
     }
 
     private Optional<String> checkpoint(Walk walk, Fields f, long seq) {
-        if (!"interval".equals(f.at()) && !"close".equals(f.at())) {
-            return Optional.of("a checkpoint with at '" + f.at() + "' (expected: interval or close): forged");
+        if (!List.of("interval", "close", "rotate").contains(String.valueOf(f.at()))) {
+            return Optional.of("a checkpoint with at '" + f.at() + "' (expected: interval, rotate or close): forged");
         }
         PublicKey key;
         byte[] sig;

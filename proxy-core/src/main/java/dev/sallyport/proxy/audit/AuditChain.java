@@ -23,8 +23,9 @@ import java.util.regex.Pattern;
  * reordering a line breaks the chain at that line; rewriting the chain from there on is what the checkpoints catch:
  * a {@code checkpoint} record signs, with the proxy's Ed25519 {@link AuditKey}, the hash of the line before it and
  * its own {@code seq} and {@code at} ({@code interval}: at most a second after records were written;
- * {@code close}: when the log closed), so no line before a checkpoint changes without its signature failing.
- * A log appended to continues the chain of its last line, so restarts and rotated files form one chain.
+ * {@code rotate}: the last line of a file before rotation; {@code close}: when the log closed), so no line before a
+ * checkpoint changes without its signature failing. A log appended to continues the chain of its last line, and the
+ * file begun at rotation that of the one rotated, so restarts and rotated files form one chain.
  *
  * <p>The instance is the writer thread's state: the next {@code seq} and the hash of the last line.
  */

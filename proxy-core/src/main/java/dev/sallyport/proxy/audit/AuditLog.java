@@ -1,5 +1,6 @@
 package dev.sallyport.proxy.audit;
 
+import dev.sallyport.policy.AuditSettings;
 import dev.sallyport.policy.Limits;
 import dev.sallyport.proxy.audit.AuditWriter.Item;
 import dev.sallyport.proxy.events.ProxyEvent;
@@ -57,7 +58,7 @@ public final class AuditLog implements AuditGate, AutoCloseable {
 
     @SuppressWarnings("checkstyle:ParameterNumber")
     AuditLog(String target, AuditSink sink, InstantSource clock, AuditFailureListener listener, PrintStream stderr,
-             int capacity, int reserve, AuditChain chain, AuditKey key) {
+             int capacity, int reserve, AuditChain chain, AuditKey key, AuditSettings rotation) {
         if (capacity < 1) {
             throw new IllegalArgumentException("capacity: " + capacity + " (expected: > 0)");
         }
@@ -69,7 +70,7 @@ public final class AuditLog implements AuditGate, AutoCloseable {
         this.failingBound = Math.max(1, capacity / 16);
         this.queue = new ArrayBlockingQueue<>(capacity + reserve + 2);   // + a flush and the close marker
         this.health = new AuditHealth(target, listener, stderr);
-        this.writing = new AuditWriter(queue, sink, clock, health, capacity / 2, chain, key);
+        this.writing = new AuditWriter(queue, sink, clock, health, capacity / 2, chain, key, rotation);
         this.key = key;
         this.writer = Thread.ofPlatform().name("sallyport-audit-writer").daemon().unstarted(writing);
     }
@@ -94,16 +95,23 @@ public final class AuditLog implements AuditGate, AutoCloseable {
      */
     public static AuditLog open(String path, InstantSource clock, AuditFailureListener onFailure, int maxConnections,
                                 AuditKey key) throws IOException {
+        return open(new AuditSettings(path), clock, onFailure, maxConnections, key);
+    }
+
+    /** {@link #open(String, InstantSource, AuditFailureListener, int, AuditKey)}, rotating as settings say. */
+    public static AuditLog open(AuditSettings settings, InstantSource clock, AuditFailureListener onFailure,
+                                int maxConnections, AuditKey key) throws IOException {
+        String path = settings.path();
         int reserve = reserveFor(maxConnections);
         if (path.equals("-")) {
             return start(new AuditLog("stdout", new StreamSink(new StdoutSink(System.out), false), clock, onFailure,
-                    System.err, DEFAULT_CAPACITY, reserve, AuditChain.fresh(), key));
+                    System.err, DEFAULT_CAPACITY, reserve, AuditChain.fresh(), key, settings));
         }
         Path file = Path.of(path);
         try {
             createPrivately(file);
             return start(new AuditLog(file.toString(), FileSink.open(file), clock, onFailure, System.err,
-                    DEFAULT_CAPACITY, reserve, AuditChain.continuing(file), key));
+                    DEFAULT_CAPACITY, reserve, AuditChain.continuing(file), key, settings));
         } catch (IOException e) {
             throw new IOException("audit.path: cannot open '" + file + "' for appending: " + describe(e)
                     + " (expected: a writable file in an existing folder, or \"-\" for stdout)", e);
@@ -113,7 +121,8 @@ public final class AuditLog implements AuditGate, AutoCloseable {
     /** An audit log writing to out, which the caller owns (it is flushed, never closed). */
     public static AuditLog to(OutputStream out, InstantSource clock, AuditFailureListener onFailure) {
         return start(new AuditLog("stream", new StreamSink(out, false), clock, onFailure, System.err,
-                DEFAULT_CAPACITY, reserveFor(Limits.DEFAULTS.maxConnections()), AuditChain.fresh(), AuditKey.generate()));
+                DEFAULT_CAPACITY, reserveFor(Limits.DEFAULTS.maxConnections()), AuditChain.fresh(), AuditKey.generate(),
+                AuditSettings.STDOUT));
     }
 
     static AuditLog start(AuditLog log) {
@@ -237,7 +246,7 @@ public final class AuditLog implements AuditGate, AutoCloseable {
         return "the writer is behind (queue of " + capacity + " records full)";
     }
 
-    private static void createPrivately(Path file) throws IOException {
+    static void createPrivately(Path file) throws IOException {
         if (Files.exists(file)) {
             return;
         }

@@ -1,5 +1,6 @@
 package dev.sallyport.proxy.audit;
 
+import dev.sallyport.policy.AuditSettings;
 import dev.sallyport.proxy.events.ProxyEvent;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -20,7 +21,8 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Each line is linked into the {@link AuditChain}; a signed checkpoint follows the records of a batch once a
  * second has passed since the last one, the last records before the writer goes idle (within the probe interval,
- * a second) and, at close, everything this writer wrote.
+ * a second) and, at close, everything this writer wrote. A file due for rotation ends with a {@code rotate}
+ * checkpoint and the chain goes on in the next.
  */
 final class AuditWriter implements Runnable {
 
@@ -52,8 +54,11 @@ final class AuditWriter implements Runnable {
     private final int recoverBelow;
     private final AuditChain chain;
     private final AuditKey key;
+    private final AuditSettings rotation;
     private long checkpointedAt = System.nanoTime();
     private boolean sealed;
+    private boolean rotating;
+    private boolean rotationFailed;
     private volatile long closeDeadline;   // 0 until close
     private volatile long written;
 
@@ -65,7 +70,7 @@ final class AuditWriter implements Runnable {
     private boolean closing;
 
     AuditWriter(BlockingQueue<Item> queue, AuditSink sink, InstantSource clock, AuditHealth health, int recoverBelow,
-                AuditChain chain, AuditKey key) {
+                AuditChain chain, AuditKey key, AuditSettings rotation) {
         this.queue = queue;
         this.sink = sink;
         this.clock = clock;
@@ -73,6 +78,7 @@ final class AuditWriter implements Runnable {
         this.recoverBelow = recoverBelow;
         this.chain = chain;
         this.key = key;
+        this.rotation = rotation;
     }
 
     /** Records written so far. */
@@ -220,10 +226,35 @@ final class AuditWriter implements Runnable {
         batch.clear();
         unwritten = null;
         retryMillis = RETRY_FIRST_MILLIS;
+        if (rotation.rotates() && !rotating && !rotationFailed && sink instanceof FileSink file
+                && file.due(rotation.rotateBytes(), rotation.rotateEvery())) {
+            rotate(file);
+        }
         if (caughtUp()) {
             health.recover();
         }
         return true;
+    }
+
+    /**
+     * Ends the file with a {@code rotate} checkpoint and begins the next: the chain goes on in it. A failure keeps
+     * writing to the current file (said once per failure; the next write tries again).
+     */
+    private void rotate(FileSink file) {
+        rotating = true;
+        checkpoint("rotate");
+        boolean out = writeOut();   // when held, it is retried as any batch, and rotation after the next write
+        rotating = false;
+        if (!out) {
+            return;
+        }
+        try {
+            file.rotate(clock.instant());
+        } catch (IOException e) {
+            rotationFailed = true;
+            health.say("rotating failed (" + AuditLog.describe(e) + "); writing on to the same file, not rotating"
+                    + " it again until the proxy restarts (expected: a folder this user can rename files in)");
+        }
     }
 
     /** Waits (doubling up to a second; briefly once closing) and writes the held batch again. */

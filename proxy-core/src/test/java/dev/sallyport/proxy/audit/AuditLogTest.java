@@ -303,7 +303,7 @@ class AuditLogTest {
 
     private AuditLog streamLog(OutputStream sink, int capacity, int reserve) {
         return new AuditLog("test-sink", new StreamSink(sink, false), CLOCK, listener, stderr, capacity, reserve,
-                AuditChain.fresh(), AuditKey.generate());
+                AuditChain.fresh(), AuditKey.generate(), dev.sallyport.policy.AuditSettings.STDOUT);
     }
 
     private List<String> stderrLines() {
