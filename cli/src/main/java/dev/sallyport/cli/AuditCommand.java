@@ -1,8 +1,7 @@
 package dev.sallyport.cli;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -153,40 +152,16 @@ public final class AuditCommand implements Runnable {
 
         @Override
         public Integer call() {
-            AuditReader reader = new AuditReader();
             AuditSummary summary = new AuditSummary();
-            var err = spec.commandLine().getErr();
-            int bad = 0;
-            try (BufferedReader in = open()) {
-                String line;
-                int number = 0;
-                while ((line = in.readLine()) != null) {
-                    number++;
-                    if (line.isBlank()) {
-                        continue;
-                    }
-                    try {
-                        summary.add(reader.parse(line));
-                    } catch (IOException e) {
-                        bad++;
-                        err.printf("%s:%d: %s (expected: one JSON audit record per line)%n", file, number, e.getMessage());
-                    }
-                }
-            } catch (NoSuchFileException e) {
-                throw new RuntimeFailure(file + ": no such file (expected: an audit log written by 'sallyport proxy')");
-            } catch (IOException e) {
-                throw new RuntimeFailure(file + ": cannot read: " + e.getMessage(), e);
+            int bad;
+            try {
+                bad = new AuditReader().readAll(List.of(file), spec.commandLine().getErr(), summary::add);
+            } catch (UncheckedIOException e) {
+                throw new RuntimeFailure(e.getMessage(), e);
             }
             summary.print(spec.commandLine().getOut(), file);
             spec.commandLine().getOut().flush();
             return bad == 0 ? 0 : 2;
-        }
-
-        private BufferedReader open() throws IOException {
-            if (file.equals("-")) {
-                return new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-            }
-            return Files.newBufferedReader(Path.of(file), StandardCharsets.UTF_8);
         }
     }
 }
