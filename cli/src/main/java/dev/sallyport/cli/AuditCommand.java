@@ -2,6 +2,7 @@ package dev.sallyport.cli;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -12,6 +13,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 
 import dev.sallyport.cli.audit.AuditReader;
+import dev.sallyport.cli.audit.AuditReport;
 import dev.sallyport.cli.audit.AuditSummary;
 import dev.sallyport.cli.audit.AuditVerifier;
 import dev.sallyport.policy.StateDirectory;
@@ -28,12 +30,13 @@ import picocli.CommandLine.Model.CommandSpec;
  * it is as the proxy wrote it; {@code audit key}: the public key its checkpoints are signed with.
  */
 @Command(name = "audit", mixinStandardHelpOptions = true, description = "Read, verify and review the proxy's audit log.",
-        subcommands = {AuditCommand.Summary.class, AuditCommand.Verify.class, AuditCommand.Key.class})
+        subcommands = {AuditCommand.Summary.class, AuditCommand.Verify.class, AuditCommand.Report.class,
+            AuditCommand.Key.class})
 public final class AuditCommand implements Runnable {
 
     @Override
     public void run() {
-        throw new UsageException("'audit' needs a subcommand (expected: summary, verify or key)");
+        throw new UsageException("'audit' needs a subcommand (expected: summary, verify, report or key)");
     }
 
     @Command(name = "verify", mixinStandardHelpOptions = true,
@@ -85,8 +88,9 @@ public final class AuditCommand implements Runnable {
                     yield 1;
                 }
                 case AuditVerifier.Outcome.Intact ok -> {
-                    out.printf("intact: %d records and %d checkpoints in %d file%s, signed by %s%s%n", ok.records(),
-                            ok.checkpoints(), files.size(), files.size() == 1 ? "" : "s", ok.fingerprint(),
+                    out.printf("intact: %d records and %d checkpoint%s in %d file%s, signed by %s%s%n", ok.records(),
+                            ok.checkpoints(), ok.checkpoints() == 1 ? "" : "s", files.size(), files.size() == 1 ? "" : "s",
+                            ok.fingerprint(),
                             trusted.isEmpty() ? " (the key the log names: pass --key with the proxy's exported key to"
                                     + " rule out a log re-signed with another)" : " (a key given)");
                     if ("rotate".equals(ok.lastAt())) {
@@ -102,6 +106,54 @@ public final class AuditCommand implements Runnable {
                     yield 0;
                 }
             };
+        }
+    }
+
+    @Command(name = "report", mixinStandardHelpOptions = true,
+            description = "Write one self-contained HTML page (and, with --json, the same as JSON) for a reviewer.",
+            exitCodeListHeading = "%nExit codes:%n",
+            exitCodeList = {"0:written", "1:an audit file cannot be read, or an output cannot be written",
+                "2:some lines are not audit records (each named on stderr; the report is still written)"})
+    static final class Report implements Callable<Integer> {
+
+        @Spec
+        CommandSpec spec;
+
+        @Parameters(arity = "1..*", paramLabel = "AUDIT", description = "Audit logs, oldest first.")
+        List<String> audits;
+
+        @Option(names = "--out", required = true, paramLabel = "FILE", description = "The HTML report to write.")
+        Path out;
+
+        @Option(names = "--json", paramLabel = "FILE", description = "Also write the report's figures as JSON.")
+        Path json;
+
+        @Override
+        public Integer call() {
+            AuditReport report = new AuditReport();
+            int bad;
+            try {
+                bad = new AuditReader().readAll(audits, spec.commandLine().getErr(), report::add);
+            } catch (UncheckedIOException e) {
+                throw new RuntimeFailure(e.getMessage(), e);
+            }
+            write(out, w -> report.writeHtml(w, audits));
+            if (json != null) {
+                write(json, w -> report.writeJson(w, audits));
+            }
+            return bad == 0 ? 0 : 2;
+        }
+
+        private interface Content {
+            void to(Writer w) throws IOException;
+        }
+
+        private static void write(Path file, Content content) {
+            try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+                content.to(w);
+            } catch (IOException e) {
+                throw new RuntimeFailure(file + ": cannot write: " + e.getMessage(), e);
+            }
         }
     }
 

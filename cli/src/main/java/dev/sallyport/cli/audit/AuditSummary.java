@@ -34,6 +34,8 @@ public final class AuditSummary {
     private final Map<String, Map<String, Long>> forwarded = new TreeMap<>();
     private final Map<String, Map<String, Long>> rules = new TreeMap<>();
     private long reloads;
+    private final Map<String, Map<String, Long>> deniedByReason = new TreeMap<>();
+    private final Map<String, Map<String, Long>> wouldDenyByReason = new TreeMap<>();
 
     public void add(AuditRecord r) {
         if ("checkpoint".equals(r.event())) {
@@ -70,8 +72,15 @@ public final class AuditSummary {
         String rule = r.rule() == null ? "(none)" : r.rule();
         rules.computeIfAbsent(rule, k -> new TreeMap<>()).merge(decision, 1L, Long::sum);
         switch (decision) {
-            case "deny" -> denied.merge(r.destination() + "  " + reasonOf(r), 1L, Long::sum);
-            case "would_deny" -> wouldDeny.merge(r.destination() + "  " + reasonOf(r), 1L, Long::sum);
+            case "deny" -> {
+                denied.merge(r.destination() + "  " + reasonOf(r), 1L, Long::sum);
+                deniedByReason.computeIfAbsent(reasonOf(r), k -> new TreeMap<>()).merge(r.destination(), 1L, Long::sum);
+            }
+            case "would_deny" -> {
+                wouldDeny.merge(r.destination() + "  " + reasonOf(r), 1L, Long::sum);
+                wouldDenyByReason.computeIfAbsent(reasonOf(r), k -> new TreeMap<>()).merge(r.destination(), 1L,
+                        Long::sum);
+            }
             default -> {
                 if ("request".equals(event)) {
                     reached.merge(r.destination(), 1L, Long::sum);
@@ -96,6 +105,17 @@ public final class AuditSummary {
     private static String reasonOf(AuditRecord r) {
         String reason = r.reason() == null ? "no reason recorded" : r.reason();
         return "(" + reason + (r.secrets().isEmpty() ? "" : ": " + String.join(", ", r.secrets())) + ")";
+    }
+
+    /** The figures the summary prints, for the report (the same counts, so that the two always agree). */
+    public record Figures(long records, long exchanges, long tunnels, String first, String last,
+                          Map<String, Long> reached, Map<String, Map<String, Long>> deniedByReason,
+                          Map<String, Map<String, Long>> wouldDenyByReason, Map<String, Map<String, Long>> secrets,
+                          Map<String, Map<String, Long>> rules, long checkpoints) {}
+
+    public Figures figures() {
+        return new Figures(records, exchanges, tunnels, first, last, reached, deniedByReason, wouldDenyByReason,
+                secrets, rules, checkpoints);
     }
 
     public void print(PrintWriter out, String source) {

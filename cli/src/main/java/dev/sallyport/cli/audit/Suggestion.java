@@ -21,7 +21,7 @@ import dev.sallyport.policy.PathPattern;
  * and port, each method's paths are collapsed to {@code prefix/**} where they part into {@value #COLLAPSE_AT} or more
  * branches below a prefix of at least one segment, unless a path the log shows refused is under it; methods with the same paths share a rule, and hosts with the same rules share
  * them. IP literals become {@code cidrs} of one address. Wildcards are only suggested, in a comment, when
- * {@value #WILDCARD_AT} or more hosts share a parent domain; the secrets whose placeholders requests carried are
+ * {@value #WILDCARD_AT} or more hosts of one rule share a parent domain of three labels or more; the secrets whose placeholders requests carried are
  * named in a comment, with their hosts, as the policy's {@code secrets} section needs defining by hand.
  */
 public final class Suggestion {
@@ -128,6 +128,9 @@ public final class Suggestion {
                 out.printf("  - name: %s%s%n", name, i == 0 ? "   # " + count + " decisions" : "");
                 if (!hosts.isEmpty()) {
                     out.printf("    hosts: [%s]%n", String.join(", ", hosts.stream().map(Suggestion::quoted).toList()));
+                    if (i == 0) {
+                        wildcards(out, hosts);
+                    }
                 }
                 if (!cidrs.isEmpty()) {
                     out.printf("    cidrs: [%s]%n", String.join(", ", cidrs.stream().map(Suggestion::quoted).toList()));
@@ -142,7 +145,6 @@ public final class Suggestion {
                 }
             }
         });
-        wildcards(out);
         for (String u : unusable) {
             out.println("# Left out, not a valid path pattern: " + u);
         }
@@ -206,19 +208,20 @@ public final class Suggestion {
         });
     }
 
-    private void wildcards(PrintWriter out) {
-        Map<String, SortedSet<String>> byParent = new TreeMap<>();
-        for (Target t : seen.keySet()) {
-            int dot = t.host().indexOf('.');
-            String parent = dot < 0 ? "" : t.host().substring(dot + 1);
-            if (!isIp(t.host()) && parent.indexOf('.') > 0) {
-                byParent.computeIfAbsent(parent, p -> new TreeSet<>()).add(t.host());
+    /** A wildcard, in a comment, for WILDCARD_AT or more of a rule's hosts under one parent of 3 labels or more. */
+    private static void wildcards(PrintWriter out, List<String> hosts) {
+        Map<String, List<String>> byParent = new TreeMap<>();
+        for (String h : hosts) {
+            int dot = h.indexOf('.');
+            String parent = dot < 0 ? "" : h.substring(dot + 1);
+            if (parent.chars().filter(c -> c == '.').count() >= 2) {
+                byParent.computeIfAbsent(parent, p -> new ArrayList<>()).add(h);
             }
         }
-        byParent.forEach((parent, hosts) -> {
-            if (hosts.size() >= WILDCARD_AT) {
-                out.printf("# Suggestion, not applied: '*.%s' would cover the %d hosts %s (and every other host"
-                        + " under it)%n", parent, hosts.size(), String.join(", ", hosts));
+        byParent.forEach((parent, under) -> {
+            if (under.size() >= WILDCARD_AT) {
+                out.printf("    # suggestion, not applied: \"*.%s\" would cover these %d hosts (and any other under"
+                        + " it)%n", parent, under.size());
             }
         });
     }
