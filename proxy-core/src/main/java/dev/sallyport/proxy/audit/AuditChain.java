@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.security.DigestException;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.time.Instant;
@@ -39,6 +40,8 @@ public final class AuditChain {
 
     private static final byte[] ZERO = new byte[32];
     private static final byte[] HASH_OPEN = HASH_FIELD.getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] SEQ_OPEN = ",\"seq\":".getBytes(StandardCharsets.US_ASCII);
+    private static final Base64.Encoder HASH_TEXT = Base64.getUrlEncoder().withoutPadding();
     private static final byte[] CLOSE = {'"', '}', '\n'};
     private static final Pattern TAIL = Pattern.compile(",\"seq\":(\\d{1,18})" + Pattern.quote(HASH_FIELD)
             + "([A-Za-z0-9_-]{" + HASH_CHARS + "})\"}$");
@@ -46,7 +49,8 @@ public final class AuditChain {
     private static final int TAIL_BYTES = 256 * 1024;
 
     private final MessageDigest sha;
-    private byte[] head;
+    private final byte[] head;
+    private final byte[] hashText = new byte[HASH_CHARS];
     private long seq;
     private long unsigned;
 
@@ -107,16 +111,19 @@ public final class AuditChain {
 
     private void append(String line, Batch batch) {
         byte[] body = line.getBytes(StandardCharsets.US_ASCII);
-        int n = body.length - 2;   // without "}\n"
-        byte[] seqField = (",\"seq\":" + seq).getBytes(StandardCharsets.US_ASCII);
+        int start = batch.size();
+        batch.write(body, 0, body.length - 2);   // without "}\n"
+        batch.writeBytes(SEQ_OPEN);
+        batch.writeDecimal(seq);
         sha.update(head);
-        sha.update(body, 0, n);
-        sha.update(seqField);
-        head = sha.digest();
-        batch.write(body, 0, n);
-        batch.writeBytes(seqField);
+        batch.digest(sha, start);
+        try {
+            sha.digest(head, 0, head.length);
+        } catch (DigestException e) {
+            throw new IllegalStateException("SHA-256 digest: " + e.getMessage(), e);
+        }
         batch.writeBytes(HASH_OPEN);
-        batch.writeBytes(Base64.getUrlEncoder().withoutPadding().encode(head));
+        batch.write(hashText, 0, HASH_TEXT.encode(head, hashText));
         batch.writeBytes(CLOSE);
         seq++;
     }
