@@ -104,7 +104,7 @@ class AuditVerifyTest {
         List<String> lines = new ArrayList<>(original.subList(0, original.size() - 2));
         int lastCheckpoint = lastLine(lines, "\"event\":\"checkpoint\"");
         assertBreaks(write(lines), lines.size(), "the log ends here without a signed checkpoint since " + dir
-                .resolve("audit.jsonl") + ":" + lastCheckpoint + ": the lines after it were cut off");
+                .resolve("audit.jsonl") + ":" + lastCheckpoint + ": lines after this one were cut off");
     }
 
     @Test

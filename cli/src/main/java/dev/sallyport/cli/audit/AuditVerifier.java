@@ -103,8 +103,8 @@ public final class AuditVerifier {
         if (!walk.lastWasCheckpoint) {
             return new Outcome.Broken(walk.lastLine, "the log ends here without a signed checkpoint "
                     + (walk.lastCheckpoint == null ? "at all" : "since " + walk.lastCheckpoint)
-                    + ": the lines after it were cut off after it, or are not signed yet (the proxy died, or is"
-                    + " still writing: it signs within about two seconds)");
+                    + ": lines after this one were cut off, or the last ones are not signed yet (the proxy died, or"
+                    + " is still writing: it signs within about two seconds)");
         }
         return new Outcome.Intact(walk.records, walk.checkpoints, AuditKey.fingerprint(walk.key), walk.lastAt,
                 walk.lastCheckpoint);

@@ -100,7 +100,7 @@ public final class Suggestion {
         out.println("# A policy suggested by 'sallyport policy suggest' from " + String.join(", ", sources));
         out.println("# " + learnt + " allowed (or audit-mode would_deny) decisions"
                 + (first == null ? "" : ", " + first + " .. " + last) + "; " + skipped
-                + " denied ones are left denied.");
+                + " denied, left denied.");
         out.println("# It allows only what the log shows. Review every rule: a collapsed prefix (/**) allows paths");
         out.println("# below it the log did not show. Then 'sallyport policy replay' it against the log.");
         out.println("mode: enforce");
