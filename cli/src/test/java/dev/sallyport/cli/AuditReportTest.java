@@ -27,13 +27,7 @@ class AuditReportTest {
     void theReportRendersInHeadlessChromiumAndItsFiguresMatchTheSummary() throws Exception {
         Prerequisites.require("chromium", Files.isExecutable(Path.of("/usr/bin/chromium")),
                 "Debian's chromium renders the report (scripts/install-deps.sh installs it)");
-        RealAuditLog.Written w = RealAuditLog.write(dir, AuditKey.generate(), """
-                rules:
-                  - name: local-api
-                    cidrs: [127.0.0.1/32]
-                    ports: [%d]
-                    paths: ["/ok/**"]
-                """, List.of(List.of(List.of("/ok/1", "/ok/2", "/denied"), List.of("/ok/3", "/also-denied")),
+        RealAuditLog.Written w = RealAuditLog.write(dir, AuditKey.generate(), RealAuditLog.OK_PATHS, List.of(List.of(List.of("/ok/1", "/ok/2", "/denied"), List.of("/ok/3", "/also-denied")),
                 List.of(List.of("/ok/4"))));
         String log = w.log().toString();
         Path html = dir.resolve("report.html");

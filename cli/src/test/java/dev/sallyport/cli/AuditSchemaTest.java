@@ -34,13 +34,7 @@ class AuditSchemaTest {
     @Test
     void everyRecordARealProxyWritesValidatesAgainstThePublishedSchema() throws Exception {
         Map<String, Object> schema = object(read(Files.readString(SCHEMA)));
-        RealAuditLog.write(dir, AuditKey.generate(), ", rotate_bytes: 4096", """
-                rules:
-                  - name: local-api
-                    cidrs: [127.0.0.1/32]
-                    ports: [%d]
-                    paths: ["/ok/**"]
-                """, List.of(List.of(List.of("/ok/1", "/denied?token=x"), List.of("/ok/2", "/ok/3")),
+        RealAuditLog.write(dir, AuditKey.generate(), ", rotate_bytes: 4096", RealAuditLog.OK_PATHS, List.of(List.of(List.of("/ok/1", "/denied?token=x"), List.of("/ok/2", "/ok/3")),
                 List.of(List.of("/ok/4"))));
         List<Path> files = new ArrayList<>();
         try (var all = Files.newDirectoryStream(dir, "audit.jsonl*")) {

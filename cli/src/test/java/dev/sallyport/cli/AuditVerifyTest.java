@@ -41,13 +41,7 @@ class AuditVerifyTest {
     @BeforeAll
     static void writeARealLog() throws Exception {
         key = AuditKey.generate();
-        RealAuditLog.Written w = RealAuditLog.write(shared, key, """
-                rules:
-                  - name: local-api
-                    cidrs: [127.0.0.1/32]
-                    ports: [%d]
-                    paths: ["/ok/**"]
-                """, List.of(List.of(List.of("/ok/1", "/ok/2"), List.of("/denied")), List.of(List.of("/ok/3"))));
+        RealAuditLog.Written w = RealAuditLog.write(shared, key, RealAuditLog.OK_PATHS, List.of(List.of(List.of("/ok/1", "/ok/2"), List.of("/denied")), List.of(List.of("/ok/3"))));
         original = Files.readAllLines(w.log(), StandardCharsets.US_ASCII);
         publicPem = Files.writeString(shared.resolve("audit-key.pub.pem"), key.publicPem());
     }

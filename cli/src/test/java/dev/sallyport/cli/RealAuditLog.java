@@ -28,6 +28,15 @@ final class RealAuditLog {
     /** Where the upstream listened (its port) and the log. */
     record Written(Path log, int upstreamPort, Path rootPem) {}
 
+    /** Rules for write: the upstream's paths under /ok/ allowed, every other path denied. */
+    static final String OK_PATHS = """
+            rules:
+              - name: local-api
+                cidrs: [127.0.0.1/32]
+                ports: [%d]
+                paths: ["/ok/**"]
+            """;
+
     private RealAuditLog() {}
 
     /**

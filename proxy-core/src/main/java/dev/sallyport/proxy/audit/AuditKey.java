@@ -1,6 +1,6 @@
 package dev.sallyport.proxy.audit;
 
-import dev.sallyport.proxy.internal.PrivateFiles;
+import dev.sallyport.policy.StateDirectory;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileSystemException;
@@ -143,7 +143,7 @@ public final class AuditKey {
         try {
             Files.writeString(tmp, pem("PRIVATE KEY", fresh.privateKey.getEncoded()) + fresh.publicPem(),
                     StandardCharsets.US_ASCII);
-            PrivateFiles.publishOnce(tmp, file);
+            StateDirectory.publishOnce(tmp, file);
         } finally {
             Files.deleteIfExists(tmp);
         }

@@ -2,7 +2,7 @@ package dev.sallyport.proxy.inject;
 
 import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.SecretSpec;
-import dev.sallyport.proxy.internal.PrivateFiles;
+import dev.sallyport.policy.StateDirectory;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -194,7 +194,7 @@ public final class Placeholders {
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             try {
                 Files.write(tmp, fresh);
-                PrivateFiles.publishOnce(tmp, file);
+                StateDirectory.publishOnce(tmp, file);
             } finally {
                 Arrays.fill(fresh, (byte) 0);
                 Files.deleteIfExists(tmp);
