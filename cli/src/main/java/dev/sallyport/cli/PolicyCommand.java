@@ -7,11 +7,12 @@ import picocli.CommandLine.Command;
         name = "policy",
         mixinStandardHelpOptions = true,
         description = "Check a policy file, or explain its decision for one request.",
-        subcommands = {PolicyCheckCommand.class, PolicyExplainCommand.class})
+        subcommands = {PolicyCheckCommand.class, PolicyExplainCommand.class, PolicySuggestCommand.class,
+            PolicyReplayCommand.class})
 public final class PolicyCommand implements Runnable {
 
     @Override
     public void run() {
-        throw new UsageException("'policy' needs a subcommand (expected: check or explain)");
+        throw new UsageException("'policy' needs a subcommand (expected: check, explain, suggest or replay)");
     }
 }

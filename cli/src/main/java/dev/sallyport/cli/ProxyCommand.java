@@ -48,6 +48,8 @@ public final class ProxyCommand implements Callable<Integer> {
                 text(proxy.address()), text(proxy.adminAddress()),
                 config == null ? "built-in default (deny all)" : config.toString(), policy.rules().size(),
                 policy.mode().name().toLowerCase(java.util.Locale.ROOT));
+        err.printf("sallyport: audit log %s, checkpoints signed with Ed25519 key %s ('sallyport audit key' exports it)%n",
+                policy.audit().isStdout() ? "on stdout" : policy.audit().path(), proxy.auditKey().fingerprint());
         err.flush();
         CountDownLatch stopped = new CountDownLatch(1);
         Thread hook = Thread.ofPlatform().unstarted(() -> {

@@ -1,5 +1,9 @@
 package dev.sallyport.policy;
 
+import java.io.IOException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 
@@ -23,5 +27,24 @@ public final class StateDirectory {
                     + " (expected: SALLYPORT_HOME=/some/folder)");
         }
         return Path.of(userHome, ".local", "share", "sallyport").toAbsolutePath().normalize();
+    }
+
+    /**
+     * Publishes tmp as file (a key created once in the state folder) unless file exists already: another process
+     * created it first, and theirs is kept. A hard link where the file system has them, else a move that refuses to
+     * replace; tmp is left for the caller to delete.
+     */
+    public static void publishOnce(Path tmp, Path file) throws IOException {
+        try {
+            Files.createLink(file, tmp);   // atomic, never replaces an existing key
+        } catch (FileAlreadyExistsException raced) {
+            // another process created it first: use theirs
+        } catch (UnsupportedOperationException | FileSystemException noLinks) {
+            try {
+                Files.move(tmp, file);     // no hard links here: a move that refuses to replace
+            } catch (FileAlreadyExistsException raced) {
+                // another process created it first: use theirs
+            }
+        }
     }
 }

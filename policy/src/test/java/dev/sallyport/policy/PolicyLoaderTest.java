@@ -137,6 +137,21 @@ class PolicyLoaderTest {
         assertThat(e.getMessage().lines()).hasSize(11).allMatch(l -> l.startsWith("policy.yaml:"));
     }
 
+    @Test
+    void auditRotationBySizeOrTimeIsForFilesOnly() throws Exception {
+        Policy p = PolicyLoader.parse("audit: {path: /var/log/sp/audit.jsonl, rotate_bytes: 104857600, rotate_every: 1h}\n",
+                "policy.yaml");
+        assertThat(p.audit()).isEqualTo(new AuditSettings("/var/log/sp/audit.jsonl", 104_857_600, Duration.ofHours(1)));
+        assertThat(p.audit().rotates()).isTrue();
+        assertThat(problems("audit: {path: '-', rotate_every: 1h}\n").getMessage())
+                .isEqualTo("policy.yaml:1:34: audit: rotates stdout (expected: a file path to rotate)");
+        assertThat(problems("audit: {path: /a.jsonl, rotate_bytes: 10}\n").getMessage())
+                .startsWith("policy.yaml:1:39: audit.rotate_bytes: ");
+        assertThat(problems("audit: {path: /a.jsonl, rotate_every: 0s}\n").getMessage())
+                .isEqualTo("policy.yaml:1:39: audit.rotate_every: is zero (expected: a duration such as 250ms, 30s, 5m"
+                        + " or 1h, above zero)");
+    }
+
     @ParameterizedTest
     @CsvSource(delimiter = '|', quoteCharacter = '^', value = {
         "rules: [{name: x, hosts: [a.example], colour: red}]|1:39 rules[0].colour|unknown key 'colour'",

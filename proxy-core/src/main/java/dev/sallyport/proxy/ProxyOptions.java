@@ -3,6 +3,7 @@ package dev.sallyport.proxy;
 import dev.sallyport.ca.CertificateAuthority;
 import dev.sallyport.policy.HostPort;
 import dev.sallyport.policy.Policy;
+import dev.sallyport.proxy.audit.AuditKey;
 import dev.sallyport.proxy.events.ProxyEventListener;
 import dev.sallyport.proxy.inject.Placeholders;
 import java.util.Objects;
@@ -10,7 +11,8 @@ import java.util.Objects;
 /**
  * What {@link SallyportProxy#start} needs. Nullable fields fall back to the policy: {@code ca} null means the
  * policy's CA files (or the state directory), {@code resolver} null means the system resolver, {@code placeholders}
- * null means the placeholder key in the state directory (what {@code sallyport secrets env} prints).
+ * null means the placeholder key in the state directory (what {@code sallyport secrets env} prints), {@code auditKey}
+ * null the audit signing key in the state directory (what {@code sallyport audit key} prints).
  */
 public record ProxyOptions(
         Policy policy,
@@ -19,38 +21,47 @@ public record ProxyOptions(
         /* @Nullable */ HostPort adminOverride,
         /* @Nullable */ ProxyEventListener extraListener,
         /* @Nullable */ Resolver resolver,
-        /* @Nullable */ Placeholders placeholders) {
+        /* @Nullable */ Placeholders placeholders,
+        /* @Nullable */ AuditKey auditKey) {
 
     public ProxyOptions {
         Objects.requireNonNull(policy, "policy");
     }
 
     public static ProxyOptions of(Policy policy) {
-        return new ProxyOptions(policy, null, null, null, null, null, null);
+        return new ProxyOptions(policy, null, null, null, null, null, null, null);
     }
 
     public ProxyOptions withCa(CertificateAuthority value) {
-        return new ProxyOptions(policy, value, listenOverride, adminOverride, extraListener, resolver, placeholders);
+        return new ProxyOptions(policy, value, listenOverride, adminOverride,
+                extraListener, resolver, placeholders, auditKey);
     }
 
     public ProxyOptions withListen(HostPort value) {
-        return new ProxyOptions(policy, ca, value, adminOverride, extraListener, resolver, placeholders);
+        return new ProxyOptions(policy, ca, value, adminOverride, extraListener, resolver, placeholders, auditKey);
     }
 
     public ProxyOptions withAdmin(HostPort value) {
-        return new ProxyOptions(policy, ca, listenOverride, value, extraListener, resolver, placeholders);
+        return new ProxyOptions(policy, ca, listenOverride, value, extraListener, resolver, placeholders, auditKey);
     }
 
     public ProxyOptions withListener(ProxyEventListener value) {
-        return new ProxyOptions(policy, ca, listenOverride, adminOverride, value, resolver, placeholders);
+        return new ProxyOptions(policy, ca, listenOverride, adminOverride, value, resolver, placeholders, auditKey);
     }
 
     public ProxyOptions withResolver(Resolver value) {
-        return new ProxyOptions(policy, ca, listenOverride, adminOverride, extraListener, value, placeholders);
+        return new ProxyOptions(policy, ca, listenOverride, adminOverride,
+                extraListener, value, placeholders, auditKey);
     }
 
     /** The placeholders the sandbox was given ({@code sallyport run} shares one ephemeral key with its proxy). */
     public ProxyOptions withPlaceholders(Placeholders value) {
-        return new ProxyOptions(policy, ca, listenOverride, adminOverride, extraListener, resolver, value);
+        return new ProxyOptions(policy, ca, listenOverride, adminOverride, extraListener, resolver, value, auditKey);
+    }
+
+    /** The key that signs the audit log's checkpoints (tests; a run without a state folder). */
+    public ProxyOptions withAuditKey(AuditKey value) {
+        return new ProxyOptions(policy, ca, listenOverride, adminOverride,
+                extraListener, resolver, placeholders, value);
     }
 }

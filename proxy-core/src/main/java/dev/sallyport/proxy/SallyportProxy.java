@@ -10,6 +10,7 @@ import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.PolicyEngine;
 import dev.sallyport.policy.StateDirectory;
 import dev.sallyport.proxy.admin.AdminServer;
+import dev.sallyport.proxy.audit.AuditKey;
 import dev.sallyport.proxy.audit.AuditLog;
 import dev.sallyport.proxy.connect.FrontendInitializer;
 import dev.sallyport.proxy.events.ProxyEvent;
@@ -112,6 +113,9 @@ public final class SallyportProxy implements AutoCloseable {
                 : head.caFor(policy.ca(), () -> loadCa(policy.ca()));
         CompletableFuture<UpstreamTls> upstreamTlsLater = head.upstreamTlsFor(policy.upstream(),
                 () -> UpstreamTls.context(policy.upstream()));
+        CompletableFuture<AuditKey> auditKeyLater = options.auditKey() != null
+                ? CompletableFuture.completedFuture(options.auditKey())
+                : HeadStart.background("audit-key", () -> AuditKey.inStateFolder(StateDirectory.resolve()));
         ProxyMetrics metrics = null;
         SecretStore store = null;
         AuditLog audit = null;
@@ -120,13 +124,15 @@ public final class SallyportProxy implements AutoCloseable {
                     : Placeholders.deferred(StateDirectory.resolve());
             store = SecretStore.load(policy, placeholders);   // SecretLoadException: one line per problem
             metrics = await(metricsLater);
-            audit = AuditLog.open(policy.audit().path(), clock, metrics, policy.proxy().limits().maxConnections());
+            audit = AuditLog.open(policy.audit(), clock, metrics, policy.proxy().limits().maxConnections(),
+                    await(auditKeyLater));
         } catch (Exception | Error e) {
             if (store != null) {
                 store.close();
             }
             metricsLater.thenAccept(ProxyMetrics::close);
             settle(caLater);
+            settle(auditKeyLater);
             throw e;
         }
         ProxyEventListener events = options.extraListener() == null ? ProxyEventListener.all(audit, metrics)
@@ -298,6 +304,11 @@ public final class SallyportProxy implements AutoCloseable {
     /** Blocks until every audit record queued so far is written. */
     public void flushAudit() {
         audit.flush();
+    }
+
+    /** The key that signs the audit log's checkpoints. */
+    public AuditKey auditKey() {
+        return audit.key();
     }
 
     public CertificateAuthority ca() {

@@ -15,6 +15,7 @@ import dev.sallyport.testing.Trust;
 import dev.sallyport.testing.upstream.LenientUpstream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -83,7 +84,10 @@ class SnapshotReloadTest {
                     while (answered.get() < before + CLIENTS && System.nanoTime() < deadline) {
                         Thread.onSpinWait();     // let requests run between reloads
                     }
-                    Files.writeString(file, i % 2 == 0 ? two : one);
+                    // replaced whole: the folder's watcher (woken by every audit write beside it) must not read
+                    // the file half written, a policy with fewer rules that no request here is decided by
+                    Path next = Files.writeString(dir.resolve("policy.yaml.next"), i % 2 == 0 ? two : one);
+                    Files.move(next, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
                     assertThat(proxy.policies().reload().success()).as("reload " + i).isTrue();
                 }
                 reloading.set(false);

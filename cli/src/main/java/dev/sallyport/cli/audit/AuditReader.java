@@ -1,8 +1,17 @@
 package dev.sallyport.cli.audit;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
@@ -16,6 +25,40 @@ public final class AuditReader {
 
     private final JsonFactory json = JsonFactory.builder().build();
 
+    /**
+     * Reads every record of files in order (a file {@code -} is standard input), skipping blank lines; a line that
+     * is not a record is named on err ({@code FILE:LINE: why}). Returns how many were not records.
+     */
+    public int readAll(List<String> files, PrintWriter err, Consumer<AuditRecord> each) {
+        int bad = 0;
+        for (String file : files) {
+            try (BufferedReader in = file.equals("-")
+                    ? new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))
+                    : Files.newBufferedReader(Path.of(file), StandardCharsets.UTF_8)) {
+                String line;
+                int number = 0;
+                while ((line = in.readLine()) != null) {
+                    number++;
+                    if (line.isBlank()) {
+                        continue;
+                    }
+                    try {
+                        each.accept(parse(line));
+                    } catch (IOException e) {
+                        bad++;
+                        err.printf("%s:%d: %s (expected: one JSON audit record per line)%n", file, number, e.getMessage());
+                    }
+                }
+            } catch (NoSuchFileException e) {
+                throw new UncheckedIOException(file + ": no such file (expected: an audit log written by 'sallyport"
+                        + " proxy')", e);
+            } catch (IOException e) {
+                throw new UncheckedIOException(file + ": cannot read: " + e.getMessage(), e);
+            }
+        }
+        return bad;
+    }
+
     /** Parses a line; throws IOException with a short reason when it is not one JSON object. */
     public AuditRecord parse(String line) throws IOException {
         try (JsonParser p = json.createParser(line)) {
@@ -23,6 +66,7 @@ public final class AuditReader {
                 throw new IOException("not a JSON object");
             }
             String ts = null, event = null, host = null, decision = null, rule = null, reason = null;
+            String method = null, path = null, identity = null, tls = null;
             Long port = null;
             Long status = null;
             List<String> secrets = null;
@@ -39,6 +83,10 @@ public final class AuditReader {
                     case "decision" -> decision = text(p, value);
                     case "rule" -> rule = text(p, value);
                     case "reason" -> reason = text(p, value);
+                    case "method" -> method = text(p, value);
+                    case "path" -> path = text(p, value);
+                    case "identity" -> identity = text(p, value);
+                    case "tls" -> tls = text(p, value);
                     case "secrets" -> secrets = strings(p, value);
                     case "placeholders_forwarded" -> forwarded = strings(p, value);
                     default -> p.skipChildren();
@@ -47,7 +95,8 @@ public final class AuditReader {
             if (p.currentToken() != JsonToken.END_OBJECT || p.nextToken() != null) {
                 throw new IOException("trailing data after the JSON object");
             }
-            return new AuditRecord(ts, event, host, port, status, decision, rule, reason, secrets, forwarded);
+            return new AuditRecord(ts, event, host, port, status, decision, rule, reason, secrets, forwarded, method, path,
+                    identity, tls);
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IOException(e.getOriginalMessage(), e);
         }

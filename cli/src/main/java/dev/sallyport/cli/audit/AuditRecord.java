@@ -6,9 +6,14 @@ import java.util.List;
  * The fields of one audit line that the summary needs; null where the line does not carry them.
  *
  * @param forwarded the names in {@code placeholders_forwarded}: secrets whose placeholder went upstream unchanged
+ * @param method    the request's method, null for a CONNECT
+ * @param path      the request's path without query
+ * @param identity  the client identity, where the proxy tells clients apart
+ * @param tls       how a tunnel was handled ({@code intercepted}, {@code passthrough})
  */
 public record AuditRecord(String ts, String event, String host, Long port, Long status, String decision, String rule,
-                          String reason, List<String> secrets, List<String> forwarded) {
+                          String reason, List<String> secrets, List<String> forwarded, String method, String path,
+                          String identity, String tls) {
 
     public AuditRecord {
         secrets = secrets == null ? List.of() : List.copyOf(secrets);

@@ -22,6 +22,7 @@ import java.util.TreeSet;
 public final class AuditSummary {
 
     private long records;
+    private long checkpoints;
     private long exchanges;
     private long tunnels;
     private String first;
@@ -33,8 +34,14 @@ public final class AuditSummary {
     private final Map<String, Map<String, Long>> forwarded = new TreeMap<>();
     private final Map<String, Map<String, Long>> rules = new TreeMap<>();
     private long reloads;
+    private final Map<String, Map<String, Long>> deniedByReason = new TreeMap<>();
+    private final Map<String, Map<String, Long>> wouldDenyByReason = new TreeMap<>();
 
     public void add(AuditRecord r) {
+        if ("checkpoint".equals(r.event())) {
+            checkpoints++;
+            return;     // the chain's signature (audit verify checks it), not an audit record
+        }
         records++;
         if (r.ts() != null) {
             first = first == null ? r.ts() : first;
@@ -65,8 +72,15 @@ public final class AuditSummary {
         String rule = r.rule() == null ? "(none)" : r.rule();
         rules.computeIfAbsent(rule, k -> new TreeMap<>()).merge(decision, 1L, Long::sum);
         switch (decision) {
-            case "deny" -> denied.merge(r.destination() + "  " + reasonOf(r), 1L, Long::sum);
-            case "would_deny" -> wouldDeny.merge(r.destination() + "  " + reasonOf(r), 1L, Long::sum);
+            case "deny" -> {
+                denied.merge(r.destination() + "  " + reasonOf(r), 1L, Long::sum);
+                deniedByReason.computeIfAbsent(reasonOf(r), k -> new TreeMap<>()).merge(r.destination(), 1L, Long::sum);
+            }
+            case "would_deny" -> {
+                wouldDeny.merge(r.destination() + "  " + reasonOf(r), 1L, Long::sum);
+                wouldDenyByReason.computeIfAbsent(reasonOf(r), k -> new TreeMap<>()).merge(r.destination(), 1L,
+                        Long::sum);
+            }
             default -> {
                 if ("request".equals(event)) {
                     reached.merge(r.destination(), 1L, Long::sum);
@@ -93,9 +107,23 @@ public final class AuditSummary {
         return "(" + reason + (r.secrets().isEmpty() ? "" : ": " + String.join(", ", r.secrets())) + ")";
     }
 
+    /** The figures the summary prints, for the report (the same counts, so that the two always agree). */
+    public record Figures(long records, long exchanges, long tunnels, String first, String last,
+                          Map<String, Long> reached, Map<String, Map<String, Long>> deniedByReason,
+                          Map<String, Map<String, Long>> wouldDenyByReason, Map<String, Map<String, Long>> secrets,
+                          Map<String, Map<String, Long>> rules, long checkpoints) {}
+
+    public Figures figures() {
+        return new Figures(records, exchanges, tunnels, first, last, reached, deniedByReason, wouldDenyByReason,
+                secrets, rules, checkpoints);
+    }
+
     public void print(PrintWriter out, String source) {
         out.printf("%s: %s, %s, %s%s%n", source, count(records, "record"), count(exchanges, "exchange"),
                 count(tunnels, "tunnel"), first == null ? "" : ", " + first + " .. " + last);
+        if (checkpoints > 0) {
+            out.printf("signed checkpoints: %d ('sallyport audit verify' checks them)%n", checkpoints);
+        }
         section(out, "hosts reached (allowed exchanges)", reached);
         section(out, "denied attempts", denied);
         if (!wouldDeny.isEmpty()) {

@@ -220,23 +220,33 @@ public final class PolicyParser {
     }
 
     private AuditSettings audit(Node node) {
-        Map<String, Node> m = t.mapping(node, "audit", Set.of("path"));
+        Map<String, Node> m = t.mapping(node, "audit", Set.of("path", "rotate_bytes", "rotate_every"));
         if (m == null) {
             return null;
         }
         Node p = m.get("path");
-        if (p == null) {
-            return AuditSettings.STDOUT;
-        }
-        String s = t.string(p, "audit.path", "'-' for stdout or a file path");
-        if (s == null) {
+        String s = p == null ? "-" : t.string(p, "audit.path", "'-' for stdout or a file path");
+        Node bytesNode = m.get("rotate_bytes");
+        Long bytes = bytesNode == null ? Long.valueOf(0) : t.integer(bytesNode, "audit.rotate_bytes", 4096, Long.MAX_VALUE);
+        Node everyNode = m.get("rotate_every");
+        Duration every = everyNode == null ? Duration.ZERO
+                : t.parsed(everyNode, "audit.rotate_every", DURATION + ", above zero", Timeouts::parseDuration);
+        if (s == null || bytes == null || every == null) {
             return null;
         }
         if (s.equals("-")) {
+            if (bytesNode != null || everyNode != null) {
+                t.problem(bytesNode != null ? bytesNode : everyNode, "audit", "rotates stdout", "a file path to rotate");
+                return null;
+            }
             return AuditSettings.STDOUT;
         }
+        if (everyNode != null && every.isZero()) {
+            t.problem(everyNode, "audit.rotate_every", "is zero", DURATION + ", above zero");
+            return null;
+        }
         Path resolved = path(p, "audit.path");
-        return resolved == null ? null : new AuditSettings(resolved.toString());
+        return resolved == null ? null : new AuditSettings(resolved.toString(), bytes, every);
     }
 
     private UpstreamSettings upstream(Node node) {

@@ -1,5 +1,6 @@
 package dev.sallyport.proxy.audit;
 
+import dev.sallyport.policy.AuditSettings;
 import dev.sallyport.policy.Limits;
 import dev.sallyport.proxy.audit.AuditWriter.Item;
 import dev.sallyport.proxy.events.ProxyEvent;
@@ -52,10 +53,12 @@ public final class AuditLog implements AuditGate, AutoCloseable {
     private final AuditHealth health;
     private final AuditWriter writing;
     private final Thread writer;
+    private final AuditKey key;
     private volatile boolean closed;
 
+    @SuppressWarnings("checkstyle:ParameterNumber")
     AuditLog(String target, AuditSink sink, InstantSource clock, AuditFailureListener listener, PrintStream stderr,
-             int capacity, int reserve) {
+             int capacity, int reserve, AuditChain chain, AuditKey key, AuditSettings rotation) {
         if (capacity < 1) {
             throw new IllegalArgumentException("capacity: " + capacity + " (expected: > 0)");
         }
@@ -67,7 +70,8 @@ public final class AuditLog implements AuditGate, AutoCloseable {
         this.failingBound = Math.max(1, capacity / 16);
         this.queue = new ArrayBlockingQueue<>(capacity + reserve + 2);   // + a flush and the close marker
         this.health = new AuditHealth(target, listener, stderr);
-        this.writing = new AuditWriter(queue, sink, clock, health, capacity / 2);
+        this.writing = new AuditWriter(queue, sink, clock, health, capacity / 2, chain, key, rotation);
+        this.key = key;
         this.writer = Thread.ofPlatform().name("sallyport-audit-writer").daemon().unstarted(writing);
     }
 
@@ -76,27 +80,38 @@ public final class AuditLog implements AuditGate, AutoCloseable {
         return (int) Math.min(Integer.MAX_VALUE / 2, (long) ENDS_PER_CONNECTION * maxConnections);
     }
 
-    /** {@link #open(String, InstantSource, AuditFailureListener, int)} for the default connection limit. */
+    /**
+     * {@link #open(String, InstantSource, AuditFailureListener, int, AuditKey)} for the default connection limit,
+     * signing with a key generated for this log only.
+     */
     public static AuditLog open(String path, InstantSource clock, AuditFailureListener onFailure) throws IOException {
-        return open(path, clock, onFailure, Limits.DEFAULTS.maxConnections());
+        return open(path, clock, onFailure, Limits.DEFAULTS.maxConnections(), AuditKey.generate());
     }
 
     /**
-     * Opens the audit log at path ({@code "-"} = stdout), appending; a new file is created readable by its owner and
-     * group only. maxConnections ({@code proxy.limits.max_connections}) sizes the reserve for end records.
+     * Opens the audit log at path ({@code "-"} = stdout), appending and continuing the hash chain of its last
+     * line; a new file is created readable by its owner and group only. maxConnections
+     * ({@code proxy.limits.max_connections}) sizes the reserve for end records; key signs the checkpoints.
      */
-    public static AuditLog open(String path, InstantSource clock, AuditFailureListener onFailure, int maxConnections)
-            throws IOException {
+    public static AuditLog open(String path, InstantSource clock, AuditFailureListener onFailure, int maxConnections,
+                                AuditKey key) throws IOException {
+        return open(new AuditSettings(path), clock, onFailure, maxConnections, key);
+    }
+
+    /** {@link #open(String, InstantSource, AuditFailureListener, int, AuditKey)}, rotating as settings say. */
+    public static AuditLog open(AuditSettings settings, InstantSource clock, AuditFailureListener onFailure,
+                                int maxConnections, AuditKey key) throws IOException {
+        String path = settings.path();
         int reserve = reserveFor(maxConnections);
         if (path.equals("-")) {
             return start(new AuditLog("stdout", new StreamSink(new StdoutSink(System.out), false), clock, onFailure,
-                    System.err, DEFAULT_CAPACITY, reserve));
+                    System.err, DEFAULT_CAPACITY, reserve, AuditChain.fresh(), key, settings));
         }
         Path file = Path.of(path);
         try {
             createPrivately(file);
             return start(new AuditLog(file.toString(), FileSink.open(file), clock, onFailure, System.err,
-                    DEFAULT_CAPACITY, reserve));
+                    DEFAULT_CAPACITY, reserve, AuditChain.continuing(file), key, settings));
         } catch (IOException e) {
             throw new IOException("audit.path: cannot open '" + file + "' for appending: " + describe(e)
                     + " (expected: a writable file in an existing folder, or \"-\" for stdout)", e);
@@ -106,7 +121,8 @@ public final class AuditLog implements AuditGate, AutoCloseable {
     /** An audit log writing to out, which the caller owns (it is flushed, never closed). */
     public static AuditLog to(OutputStream out, InstantSource clock, AuditFailureListener onFailure) {
         return start(new AuditLog("stream", new StreamSink(out, false), clock, onFailure, System.err,
-                DEFAULT_CAPACITY, reserveFor(Limits.DEFAULTS.maxConnections())));
+                DEFAULT_CAPACITY, reserveFor(Limits.DEFAULTS.maxConnections()), AuditChain.fresh(), AuditKey.generate(),
+                AuditSettings.STDOUT));
     }
 
     static AuditLog start(AuditLog log) {
@@ -156,6 +172,11 @@ public final class AuditLog implements AuditGate, AutoCloseable {
     @Override
     public boolean accepting() {
         return health.healthy() && !closed;
+    }
+
+    /** The key that signs the checkpoints. */
+    public AuditKey key() {
+        return key;
     }
 
     /** Records written so far. */
@@ -225,7 +246,7 @@ public final class AuditLog implements AuditGate, AutoCloseable {
         return "the writer is behind (queue of " + capacity + " records full)";
     }
 
-    private static void createPrivately(Path file) throws IOException {
+    static void createPrivately(Path file) throws IOException {
         if (Files.exists(file)) {
             return;
         }

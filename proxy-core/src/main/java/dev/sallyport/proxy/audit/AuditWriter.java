@@ -1,9 +1,9 @@
 package dev.sallyport.proxy.audit;
 
+import dev.sallyport.policy.AuditSettings;
 import dev.sallyport.proxy.events.ProxyEvent;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.InstantSource;
 import java.util.ArrayDeque;
 import java.util.Collection;
@@ -18,6 +18,11 @@ import java.util.concurrent.locks.LockSupport;
  * writes when the batch is full or the queue drained, then lingers 2 ms so that the next records gather. A batch
  * the sink refuses is held (from the byte where the sink stopped) and retried with a back-off of 50 ms doubling to
  * a second; nothing new is taken meanwhile, so what waits stays in the bounded queue.
+ *
+ * <p>Each line is linked into the {@link AuditChain}; a signed checkpoint follows the records of a batch once a
+ * second has passed since the last one, the last records before the writer goes idle (within the probe interval,
+ * a second) and, at close, everything this writer wrote. A file due for rotation ends with a {@code rotate}
+ * checkpoint and the chain goes on in the next.
  */
 final class AuditWriter implements Runnable {
 
@@ -39,12 +44,21 @@ final class AuditWriter implements Runnable {
     private static final long RETRY_MAX_MILLIS = 1000;
     /** How long a closing log retries a failing sink before it counts what it still holds as lost. */
     private static final long CLOSE_RETRY_NANOS = TimeUnit.SECONDS.toNanos(2);
+    /** The most time between checkpoints while records are being written. */
+    private static final long CHECKPOINT_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final BlockingQueue<Item> queue;
     private final AuditSink sink;
     private final InstantSource clock;
     private final AuditHealth health;
     private final int recoverBelow;
+    private final AuditChain chain;
+    private final AuditKey key;
+    private final AuditSettings rotation;
+    private long checkpointedAt = System.nanoTime();
+    private boolean sealed;
+    private boolean rotating;
+    private boolean rotationFailed;
     private volatile long closeDeadline;   // 0 until close
     private volatile long written;
 
@@ -55,12 +69,16 @@ final class AuditWriter implements Runnable {
     private long retryMillis = RETRY_FIRST_MILLIS;
     private boolean closing;
 
-    AuditWriter(BlockingQueue<Item> queue, AuditSink sink, InstantSource clock, AuditHealth health, int recoverBelow) {
+    AuditWriter(BlockingQueue<Item> queue, AuditSink sink, InstantSource clock, AuditHealth health, int recoverBelow,
+                AuditChain chain, AuditKey key, AuditSettings rotation) {
         this.queue = queue;
         this.sink = sink;
         this.clock = clock;
         this.health = health;
         this.recoverBelow = recoverBelow;
+        this.chain = chain;
+        this.key = key;
+        this.rotation = rotation;
     }
 
     /** Records written so far. */
@@ -88,7 +106,7 @@ final class AuditWriter implements Runnable {
                     continue;
                 }
                 process();
-                if (closing && taken.isEmpty() && unwritten == null && writeOut()) {
+                if (closing && taken.isEmpty() && unwritten == null && seal() && writeOut()) {
                     return;
                 }
                 if (!closing && unwritten == null && taken.isEmpty() && queue.isEmpty()) {
@@ -118,6 +136,10 @@ final class AuditWriter implements Runnable {
     private boolean take() throws InterruptedException {
         Item first = queue.poll(PROBE_MILLIS, TimeUnit.MILLISECONDS);
         if (first == null) {
+            if (chain.unsigned() > 0 && unwritten == null) {
+                checkpoint("interval");    // going idle: sign what was written
+                writeOut();
+            }
             if (!health.healthy() && caughtUp()) {
                 health.recover();   // a queue-full episode ends once the writer has caught up
             }
@@ -161,10 +183,27 @@ final class AuditWriter implements Runnable {
     private void append(ProxyEvent event) {
         try {
             Optional<String> line = AuditRecords.encode(event, clock.instant());
-            line.ifPresent(l -> batch.add(l.getBytes(StandardCharsets.US_ASCII)));
+            line.ifPresent(l -> chain.link(l, batch));
         } catch (RuntimeException e) {
             health.lose(1, "a record could not be encoded (" + AuditLog.describe(e) + ")");
         }
+        if (System.nanoTime() - checkpointedAt >= CHECKPOINT_NANOS && chain.unsigned() > 0) {
+            checkpoint("interval");
+        }
+    }
+
+    private void checkpoint(String at) {
+        chain.checkpoint(clock.instant(), at, key, batch);
+        checkpointedAt = System.nanoTime();
+    }
+
+    /** The close checkpoint, once, when this writer wrote records; always true (for the caller's condition). */
+    private boolean seal() {
+        if (!sealed && (chain.unsigned() > 0 || written > 0)) {
+            checkpoint("close");
+        }
+        sealed = true;
+        return true;
     }
 
     /** Writes the batch (or the rest of a held one); false when the sink refused, the batch then held. */
@@ -187,10 +226,35 @@ final class AuditWriter implements Runnable {
         batch.clear();
         unwritten = null;
         retryMillis = RETRY_FIRST_MILLIS;
+        if (rotation.rotates() && !rotating && !rotationFailed && sink instanceof FileSink file
+                && file.due(rotation.rotateBytes(), rotation.rotateEvery())) {
+            rotate(file);
+        }
         if (caughtUp()) {
             health.recover();
         }
         return true;
+    }
+
+    /**
+     * Ends the file with a {@code rotate} checkpoint and begins the next: the chain goes on in it. A failure keeps
+     * writing to the current file (said once per failure; the next write tries again).
+     */
+    private void rotate(FileSink file) {
+        rotating = true;
+        checkpoint("rotate");
+        boolean out = writeOut();   // when held, it is retried as any batch, and rotation after the next write
+        rotating = false;
+        if (!out) {
+            return;
+        }
+        try {
+            file.rotate(clock.instant());
+        } catch (IOException e) {
+            rotationFailed = true;
+            health.say("rotating failed (" + AuditLog.describe(e) + "); writing on to the same file, not rotating"
+                    + " it again until the proxy restarts (expected: a folder this user can rename files in)");
+        }
     }
 
     /** Waits (doubling up to a second; briefly once closing) and writes the held batch again. */

@@ -15,7 +15,7 @@ final class JsonLine {
 
     private static final char[] HEX = "0123456789abcdef".toCharArray();
 
-    private final StringBuilder out = new StringBuilder(256);
+    private final StringBuilder out = new StringBuilder(512);   // an exchange record is about 450 characters
     private boolean first = true;
 
     JsonLine() {

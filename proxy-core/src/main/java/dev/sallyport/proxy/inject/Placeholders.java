@@ -2,10 +2,10 @@ package dev.sallyport.proxy.inject;
 
 import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.SecretSpec;
+import dev.sallyport.policy.StateDirectory;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -194,17 +194,7 @@ public final class Placeholders {
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             try {
                 Files.write(tmp, fresh);
-                try {
-                    Files.createLink(file, tmp);   // atomic, never replaces an existing key
-                } catch (FileAlreadyExistsException raced) {
-                    // another process created it first: use theirs
-                } catch (UnsupportedOperationException | FileSystemException noLinks) {
-                    try {
-                        Files.move(tmp, file);     // no hard links here: a move that refuses to replace
-                    } catch (FileAlreadyExistsException raced) {
-                        // another process created it first: use theirs
-                    }
-                }
+                StateDirectory.publishOnce(tmp, file);
             } finally {
                 Arrays.fill(fresh, (byte) 0);
                 Files.deleteIfExists(tmp);

@@ -48,9 +48,9 @@ class AuditLogTest {
             log.on(AuditEvents.exchange("r1", "/x?token=abc"));
             log.on(new ProxyEvent.Reloaded(AuditEvents.TS, "success", file.toString(), List.of()));
             log.flush();
-            assertThat(Files.readAllLines(file)).hasSize(3);
+            assertThat(records(file)).hasSize(3);
         }
-        List<String> lines = Files.readAllLines(file);
+        List<String> lines = records(file);
         assertThat(lines).hasSize(3);
         assertThat(lines.get(0)).startsWith("{\"ts\":\"2026-11-30T01:02:03.456Z\",\"event\":\"connect\",\"id\":\"c1\"");
         assertThat(lines.get(1)).contains("\"event\":\"request\"", "\"path\":\"/x\"").doesNotContain("token", "abc");
@@ -66,7 +66,7 @@ class AuditLogTest {
         try (AuditLog log = AuditLog.open(file.toString(), CLOCK, listener)) {
             log.on(AuditEvents.denied("c2"));
         }
-        assertThat(Files.readAllLines(file)).hasSize(2).first().isEqualTo("{\"old\":1}");
+        assertThat(records(file)).hasSize(2).first().isEqualTo("{\"old\":1}");
     }
 
     @Test
@@ -123,7 +123,7 @@ class AuditLogTest {
             assertThat(listener.recovered.get()).isEqualTo(1);
             assertThat(stderrLines()).hasSize(2).last().asString().contains("writing again; records lost in total: 0");
         }
-        List<String> records = nonBlankLines(sink.text());
+        List<String> records = recordLines(sink.text());
         assertThat(records).hasSize(3);
         assertThat(records.get(0)).contains("\"id\":\"ok-1\"");
         assertThat(records.get(1)).contains("\"id\":\"held-1\"");
@@ -143,7 +143,7 @@ class AuditLogTest {
             await(log::accepting);
             assertThat(log.recordsWritten()).isEqualTo(1);
         }
-        assertThat(nonBlankLines(sink.text())).singleElement().asString().contains("\"id\":\"held\"");
+        assertThat(recordLines(sink.text())).singleElement().asString().contains("\"id\":\"held\"");
     }
 
     @Test
@@ -177,7 +177,7 @@ class AuditLogTest {
             sink.release.countDown();
             log.close();
         }
-        List<String> records = nonBlankLines(sink.text());
+        List<String> records = recordLines(sink.text());
         assertThat(records).hasSize(1 + capacity + 2);
         assertThat(sink.text()).doesNotContain("\"over\"", "refusal", "end-2");
         assertThat(log.recordsWritten()).isEqualTo(7);
@@ -201,7 +201,7 @@ class AuditLogTest {
             await(log::accepting);
             log.flush();
         }
-        assertThat(nonBlankLines(sink.text())).hasSize(4);
+        assertThat(recordLines(sink.text())).hasSize(4);
     }
 
     @Test
@@ -227,7 +227,7 @@ class AuditLogTest {
         try (AuditLog log = AuditLog.open(file.toString(), CLOCK, listener)) {
             log.on(AuditEvents.denied("after"));
         }
-        List<String> lines = Files.readAllLines(file);
+        List<String> lines = records(file);
         assertThat(lines).hasSize(3);
         assertThat(lines.get(1)).isEqualTo("{\"cut\":");
         assertThat(lines.get(2)).startsWith("{\"ts\":").contains("\"id\":\"after\"");
@@ -259,11 +259,11 @@ class AuditLogTest {
                 p.join(Duration.ofSeconds(60));
             }
         }
-        List<String> lines = Files.readAllLines(file);
+        List<String> lines = records(file);
         assertThat(lines).hasSize(threads * perThread);
         Set<String> ids = new HashSet<>();
         for (String line : lines) {
-            assertThat(line).startsWith("{\"ts\":").endsWith("]}").doesNotContain("hunter2", "?");
+            assertThat(line).startsWith("{\"ts\":").endsWith("\"}").doesNotContain("hunter2", "?");
             int start = line.indexOf("\"id\":\"") + 6;
             ids.add(line.substring(start, line.indexOf('"', start)));
         }
@@ -280,7 +280,7 @@ class AuditLogTest {
         }
         byte[] bytes = Files.readAllBytes(file);
         String text = new String(bytes, StandardCharsets.US_ASCII);
-        assertThat(text.split("\n", -1)).hasSize(3);   // two records and the empty tail
+        assertThat(text.split("\n", -1)).hasSize(4);   // two records, the close checkpoint and the empty tail
         assertThat(text).doesNotContain("\r", "{\"event\":\"forged\"}");
         for (byte b : bytes) {
             assertThat(b & 0xff).isLessThan(0x7f);
@@ -296,16 +296,22 @@ class AuditLogTest {
         assertThat(listener.dropped.get()).isEqualTo(1);
     }
 
+    /** The lines of file that are records (not the chain's checkpoints). */
+    private static List<String> records(Path file) throws IOException {
+        return Files.readAllLines(file).stream().filter(l -> !l.contains("\"event\":\"checkpoint\"")).toList();
+    }
+
     private AuditLog streamLog(OutputStream sink, int capacity, int reserve) {
-        return new AuditLog("test-sink", new StreamSink(sink, false), CLOCK, listener, stderr, capacity, reserve);
+        return new AuditLog("test-sink", new StreamSink(sink, false), CLOCK, listener, stderr, capacity, reserve,
+                AuditChain.fresh(), AuditKey.generate(), dev.sallyport.policy.AuditSettings.STDOUT);
     }
 
     private List<String> stderrLines() {
         return stderrBytes.toString(StandardCharsets.UTF_8).lines().toList();
     }
 
-    private static List<String> nonBlankLines(String text) {
-        return text.lines().filter(l -> !l.isBlank()).toList();
+    private static List<String> recordLines(String text) {
+        return text.lines().filter(l -> !l.isBlank() && !l.contains("\"event\":\"checkpoint\"")).toList();
     }
 
     private static void await(BooleanSupplier condition) {
