@@ -9,11 +9,13 @@
 #   wget, nodejs, npm           everyday tools run inside a sandbox (cli's RunTools*Test)
 #   default-jdk-headless        the distribution's javac, for mvn and a Java program inside a sandbox
 #   python3-venv                python3 -m venv (ensurepip) inside a sandbox
+#   bind9-dnsutils              dig, a real resolver client of the proxy's DNS stub
 set -euo pipefail
 need=()
 for pair in curl:curl openssl:openssl git:git bwrap:bubblewrap unshare:util-linux nft:nftables ip:iproute2 \
             sysctl:procps sha256sum:coreutils /usr/lib/cni/bridge:containernetworking-plugins python3:python3 \
-            getent:libc-bin mvn:maven wget:wget node:nodejs npm:npm /usr/bin/javac:default-jdk-headless; do
+            getent:libc-bin mvn:maven wget:wget node:nodejs npm:npm /usr/bin/javac:default-jdk-headless \
+            dig:bind9-dnsutils; do
   cmd=${pair%%:*}; pkg=${pair##*:}
   command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
 done

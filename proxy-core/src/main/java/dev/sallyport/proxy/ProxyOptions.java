@@ -10,7 +10,8 @@ import java.util.Objects;
 /**
  * What {@link SallyportProxy#start} needs. Nullable fields fall back to the policy: {@code ca} null means the
  * policy's CA files (or the state directory), {@code resolver} null means the system resolver, {@code placeholders}
- * null means the placeholder key in the state directory (what {@code sallyport secrets env} prints).
+ * null means the placeholder key in the state directory (what {@code sallyport secrets env} prints), {@code dns}
+ * null means no DNS stub ({@link SallyportProxy#dnsAddress}).
  */
 public record ProxyOptions(
         Policy policy,
@@ -19,38 +20,46 @@ public record ProxyOptions(
         /* @Nullable */ HostPort adminOverride,
         /* @Nullable */ ProxyEventListener extraListener,
         /* @Nullable */ Resolver resolver,
-        /* @Nullable */ Placeholders placeholders) {
+        /* @Nullable */ Placeholders placeholders,
+        /* @Nullable */ HostPort dns) {
 
     public ProxyOptions {
         Objects.requireNonNull(policy, "policy");
     }
 
     public static ProxyOptions of(Policy policy) {
-        return new ProxyOptions(policy, null, null, null, null, null, null);
+        return new ProxyOptions(policy, null, null, null, null, null, null, null);
     }
 
     public ProxyOptions withCa(CertificateAuthority value) {
-        return new ProxyOptions(policy, value, listenOverride, adminOverride, extraListener, resolver, placeholders);
+        return new ProxyOptions(policy, value, listenOverride, adminOverride, extraListener, resolver, placeholders,
+                dns);
     }
 
     public ProxyOptions withListen(HostPort value) {
-        return new ProxyOptions(policy, ca, value, adminOverride, extraListener, resolver, placeholders);
+        return new ProxyOptions(policy, ca, value, adminOverride, extraListener, resolver, placeholders, dns);
     }
 
     public ProxyOptions withAdmin(HostPort value) {
-        return new ProxyOptions(policy, ca, listenOverride, value, extraListener, resolver, placeholders);
+        return new ProxyOptions(policy, ca, listenOverride, value, extraListener, resolver, placeholders, dns);
     }
 
     public ProxyOptions withListener(ProxyEventListener value) {
-        return new ProxyOptions(policy, ca, listenOverride, adminOverride, value, resolver, placeholders);
+        return new ProxyOptions(policy, ca, listenOverride, adminOverride, value, resolver, placeholders, dns);
     }
 
     public ProxyOptions withResolver(Resolver value) {
-        return new ProxyOptions(policy, ca, listenOverride, adminOverride, extraListener, value, placeholders);
+        return new ProxyOptions(policy, ca, listenOverride, adminOverride, extraListener, value, placeholders, dns);
     }
 
     /** The placeholders the sandbox was given ({@code sallyport run} shares one ephemeral key with its proxy). */
     public ProxyOptions withPlaceholders(Placeholders value) {
-        return new ProxyOptions(policy, ca, listenOverride, adminOverride, extraListener, resolver, value);
+        return new ProxyOptions(policy, ca, listenOverride, adminOverride, extraListener, resolver, value, dns);
+    }
+
+    /** Also answers DNS on {@code value} (UDP and TCP, port 0 for any): the stub of {@code proxy.dns}. */
+    public ProxyOptions withDns(HostPort value) {
+        return new ProxyOptions(policy, ca, listenOverride, adminOverride, extraListener, resolver, placeholders,
+                value);
     }
 }

@@ -12,6 +12,10 @@ import dev.sallyport.policy.StateDirectory;
 import dev.sallyport.proxy.admin.AdminServer;
 import dev.sallyport.proxy.audit.AuditLog;
 import dev.sallyport.proxy.connect.FrontendInitializer;
+import dev.sallyport.proxy.dns.DnsServer;
+import dev.sallyport.proxy.dns.DnsStub;
+import dev.sallyport.proxy.dns.LookupAudit;
+import dev.sallyport.proxy.dns.SyntheticAddresses;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.events.ProxyEventListener;
 import dev.sallyport.proxy.exchange.ExchangeCore;
@@ -54,6 +58,11 @@ import org.slf4j.LoggerFactory;
 public final class SallyportProxy implements AutoCloseable {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(SallyportProxy.class);
+    /** The DNS stub's bounds: mappings at once, how long one lives after its name was asked, audit records. */
+    private static final int DNS_MAPPINGS = 4096;
+    private static final Duration DNS_LIFETIME = Duration.ofMinutes(10);
+    private static final int DNS_AUDIT_BURST = 200;
+    private static final int DNS_AUDIT_PER_SECOND = 20;
 
     static {
         HeadStart.quietNettyJfr();
@@ -73,6 +82,7 @@ public final class SallyportProxy implements AutoCloseable {
     private final AuditLog audit;
     private final ProxyMetrics metrics;
     private final AtomicReference<Boolean> closed;
+    private volatile DnsServer dns;
 
     @SuppressWarnings("checkstyle:ParameterNumber")
     private SallyportProxy(ProxyContext context, EventLoopGroup group, Channel server, AdminServer admin,
@@ -229,8 +239,12 @@ public final class SallyportProxy implements AutoCloseable {
             AdminServer admin = AdminServer.start(adminBind, group, metrics, holder, () -> !closed.get(), audit,
                     token);
             context.addSelf(admin.address());
-            return new SallyportProxy(context, group, server, admin, holder, audit, metrics, closed, ca,
-                    minter, mintExecutor, dnsExecutor, connector);
+            SallyportProxy proxy = new SallyportProxy(context, group, server, admin, holder, audit, metrics, closed,
+                    ca, minter, mintExecutor, dnsExecutor, connector);
+            if (options.dns() != null) {
+                proxy.dns = startDns(options.dns(), group, holder, context, clock);
+            }
+            return proxy;
         } catch (Exception e) {
             group.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
             minter.close();
@@ -238,6 +252,15 @@ public final class SallyportProxy implements AutoCloseable {
             dnsExecutor.shutdownNow();
             throw e;
         }
+    }
+
+    private static DnsServer startDns(HostPort bind, EventLoopGroup group, PolicyHolder holder, ProxyContext context,
+                                      InstantSource clock) throws InterruptedException {
+        DnsStub stub = new DnsStub(holder::current, new SyntheticAddresses(DNS_MAPPINGS, DNS_LIFETIME, clock),
+                new LookupAudit(context::emit, clock, DNS_AUDIT_BURST, DNS_AUDIT_PER_SECOND), true);
+        DnsServer dns = DnsServer.start(new InetSocketAddress(bind.host(), bind.port()), group, stub);
+        LOGGER.info("dns stub listening address={} (udp and tcp)", dns.address());
+        return dns;
     }
 
     /** The policy's folder is watched for changes: an audit log there wakes the watcher on every write. */
@@ -267,6 +290,12 @@ public final class SallyportProxy implements AutoCloseable {
 
     public InetSocketAddress address() {
         return (InetSocketAddress) server.localAddress();
+    }
+
+    /** Where the DNS stub answers (UDP and TCP), when {@link ProxyOptions#withDns} asked for it. */
+    public java.util.Optional<InetSocketAddress> dnsAddress() {
+        DnsServer d = dns;
+        return d == null ? java.util.Optional.empty() : java.util.Optional.of(d.address());
     }
 
     public InetSocketAddress adminAddress() {
@@ -313,6 +342,10 @@ public final class SallyportProxy implements AutoCloseable {
         }
         context.startDraining();
         server.close().syncUninterruptibly();
+        DnsServer d = dns;
+        if (d != null) {
+            d.close();
+        }
         admin.close();
         holder.close();
         long grace = context.policy().proxy().timeouts().shutdownGrace().toNanos();
