@@ -83,6 +83,7 @@ public final class SallyportProxy implements AutoCloseable {
     private final ProxyMetrics metrics;
     private final AtomicReference<Boolean> closed;
     private volatile DnsServer dns;
+    private volatile Channel transparent;
 
     @SuppressWarnings("checkstyle:ParameterNumber")
     private SallyportProxy(ProxyContext context, EventLoopGroup group, Channel server, AdminServer admin,
@@ -241,8 +242,24 @@ public final class SallyportProxy implements AutoCloseable {
             context.addSelf(admin.address());
             SallyportProxy proxy = new SallyportProxy(context, group, server, admin, holder, audit, metrics, closed,
                     ca, minter, mintExecutor, dnsExecutor, connector);
-            if (options.dns() != null) {
-                proxy.dns = startDns(options.dns(), group, holder, context, clock);
+            if (options.capture() != null) {
+                SyntheticAddresses addresses = new SyntheticAddresses(DNS_MAPPINGS, DNS_LIFETIME, clock);
+                proxy.dns = startDns(options.capture(), addresses, group, holder, context, clock);
+                context.addSelf(proxy.dns.address());
+                HostPort bind = options.capture().transparent();
+                if (bind != null) {
+                    proxy.transparent = new ServerBootstrap()
+                            .group(group)
+                            .channel(Transports.serverChannel())
+                            .option(ChannelOption.SO_BACKLOG, 1024)
+                            .childOption(ChannelOption.AUTO_READ, false)
+                            .childOption(ChannelOption.TCP_NODELAY, true)
+                            .childHandler(new FrontendInitializer(context, new ExchangeCore(context, connector),
+                                    connector, minter, prepared.serverTls(), addresses))
+                            .bind(bind.host(), bind.port()).sync().channel();
+                    context.addSelf((InetSocketAddress) proxy.transparent.localAddress());
+                    LOGGER.info("transparent listener address={}", proxy.transparent.localAddress());
+                }
             }
             return proxy;
         } catch (Exception e) {
@@ -254,10 +271,12 @@ public final class SallyportProxy implements AutoCloseable {
         }
     }
 
-    private static DnsServer startDns(HostPort bind, EventLoopGroup group, PolicyHolder holder, ProxyContext context,
-                                      InstantSource clock) throws InterruptedException {
-        DnsStub stub = new DnsStub(holder::current, new SyntheticAddresses(DNS_MAPPINGS, DNS_LIFETIME, clock),
-                new LookupAudit(context::emit, clock, DNS_AUDIT_BURST, DNS_AUDIT_PER_SECOND), true);
+    private static DnsServer startDns(ProxyOptions.Capture capture, SyntheticAddresses addresses, EventLoopGroup group,
+                                      PolicyHolder holder, ProxyContext context, InstantSource clock)
+            throws InterruptedException {
+        DnsStub stub = new DnsStub(holder::current, addresses,
+                new LookupAudit(context::emit, clock, DNS_AUDIT_BURST, DNS_AUDIT_PER_SECOND), capture.ipv6Answers());
+        HostPort bind = capture.dns();
         DnsServer dns = DnsServer.start(new InetSocketAddress(bind.host(), bind.port()), group, stub);
         LOGGER.info("dns stub listening address={} (udp and tcp)", dns.address());
         return dns;
@@ -296,6 +315,12 @@ public final class SallyportProxy implements AutoCloseable {
     public java.util.Optional<InetSocketAddress> dnsAddress() {
         DnsServer d = dns;
         return d == null ? java.util.Optional.empty() : java.util.Optional.of(d.address());
+    }
+
+    /** Where transparent connections (PROXY v2 header first) are accepted, when {@link ProxyOptions.Capture} asked. */
+    public java.util.Optional<InetSocketAddress> transparentAddress() {
+        Channel t = transparent;
+        return t == null ? java.util.Optional.empty() : java.util.Optional.of((InetSocketAddress) t.localAddress());
     }
 
     public InetSocketAddress adminAddress() {
@@ -345,6 +370,10 @@ public final class SallyportProxy implements AutoCloseable {
         DnsServer d = dns;
         if (d != null) {
             d.close();
+        }
+        Channel t = transparent;
+        if (t != null) {
+            t.close().syncUninterruptibly();
         }
         admin.close();
         holder.close();
