@@ -28,6 +28,17 @@ public final class Launcher {
     /** $1 the inotify instances, $2 the watches, then the command. */
     static final String INOTIFY = "echo \"$1\" > /proc/sys/user/max_inotify_instances"
             + " && echo \"$2\" > /proc/sys/user/max_inotify_watches && shift 2 && exec \"$@\"";
+    /**
+     * $1 the inotify instances, $2 the watches, $3 {@code ip}, $4 {@code nft}, $5 the nftables rules, then the
+     * command: the loopback up with the synthetic prefix on it (so connects to it are routed at all) and the rules
+     * that redirect what is captured to the sandbox's listener.
+     */
+    static final String INOTIFY_AND_CAPTURE = "echo \"$1\" > /proc/sys/user/max_inotify_instances"
+            + " && echo \"$2\" > /proc/sys/user/max_inotify_watches"
+            + " && \"$3\" link set lo up && \"$3\" addr add " + CaptureRules.LOOPBACK_PREFIX + " dev lo"
+            + " && \"$4\" \"$5\" && shift 5 && exec \"$@\""
+            + " || { echo 'sallyport sandbox: cannot set up transparent capture in the sandbox network namespace"
+            + " (expected: ip and nft working in a user namespace; --no-capture runs without it)' >&2; exit 125; }";
     private static final Path UNSHARE = Path.of("/usr/bin/unshare");
     /** Whether the layer works, by the command line that starts it ({@code setpriv ...} for a root runner). */
     private static final Map<List<String>, Boolean> USER_NAMESPACE_LAYER = new ConcurrentHashMap<>();
@@ -48,6 +59,21 @@ public final class Launcher {
     public static List<String> withInotifyShare(int instances, int watches, List<String> command) {
         List<String> argv = new ArrayList<>(List.of(UNSHARE.toString(), "--user", "--map-root-user", "/bin/sh", "-c",
                 INOTIFY, "sallyport-inotify", Integer.toString(instances), Integer.toString(watches)));
+        argv.addAll(command);
+        return argv;
+    }
+
+    /**
+     * {@code command} prefixed with the user namespace that carries the sandbox's inotify share and, with it, the
+     * sandbox's network namespace: owned by that user namespace (where the launcher is root), so the launcher can
+     * bring the loopback up and load {@code rules} there, and the sandbox, a user namespace below, cannot change
+     * them.
+     */
+    public static List<String> withInotifyShareAndCapture(int instances, int watches, CaptureRules.Tools tools,
+                                                          String rules, List<String> command) {
+        List<String> argv = new ArrayList<>(List.of(UNSHARE.toString(), "--user", "--map-root-user", "--net",
+                "/bin/sh", "-c", INOTIFY_AND_CAPTURE, "sallyport-inotify", Integer.toString(instances),
+                Integer.toString(watches), tools.ip().toString(), tools.nft().toString(), rules));
         argv.addAll(command);
         return argv;
     }
