@@ -53,8 +53,9 @@ class RunCaptureTest {
         assertThat(r.exit()).as(r.stdout() + r.stderr()).isZero();
         assertThat(r.stdout()).isEqualTo(BODY);
         String audit = tools.audit();
-        assertThat(audit).contains("\"event\":\"dns\"").contains("\"host\":\"" + HOST + "\"")
-                .contains("\"path\":\"/hello.txt\"");
+        assertThat(audit).contains("\"event\":\"dns\"").contains("\"host\":\"" + HOST + "\"");
+        assertThat(audit.lines().filter(l -> l.contains("\"path\":\"/hello.txt\"")))
+                .isNotEmpty().allSatisfy(l -> assertThat(l).contains("\"arrival\":\"transparent\""));
     }
 
     @Test

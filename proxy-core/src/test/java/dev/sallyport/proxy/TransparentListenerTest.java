@@ -118,9 +118,11 @@ class TransparentListenerTest {
         AuditFields connect = proxy.events.await("connect", f -> "api.test".equals(f.host()));
         assertThat(connect.decision()).isEqualTo("allow");
         assertThat(connect.tls()).isEqualTo("intercepted");
+        assertThat(connect.arrival()).isEqualTo("transparent");
         AuditFields request = proxy.events.await("exchange", f -> "/hello".equals(f.path())
                 && "api.test".equals(f.host()));
         assertThat(request.secrets()).containsExactly("TOKEN");
+        assertThat(request.arrival()).isEqualTo("transparent");
         assertThat(answer).doesNotContain(VALUE);
     }
 
@@ -141,6 +143,7 @@ class TransparentListenerTest {
         assertThat(up.tls.connections.get()).isEqualTo(before);
         AuditFields refused = proxy.events.await("connect", f -> "unknown_synthetic_address".equals(f.reason()));
         assertThat(refused.host()).isEqualTo("198.19.200.7");
+        assertThat(refused.arrival()).isEqualTo("transparent");
         assertThat(refused.decision()).isEqualTo("deny");
     }
 

@@ -127,6 +127,7 @@ final class AuditRecords {
                 .field("tls", f.tls())
                 .field("sni", f.sni())
                 .field("protocol", f.protocol())
+                .field("arrival", f.arrival())
                 .field("bytes_up", f.bytesUp())
                 .field("bytes_down", f.bytesDown())
                 .field("duration_ms", f.durationMs())

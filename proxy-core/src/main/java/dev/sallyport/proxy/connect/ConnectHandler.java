@@ -63,7 +63,7 @@ final class ConnectHandler extends ChannelInboundHandlerAdapter {
             refuse(ctx, audit.denied(e.getMessage()), 400, e.getMessage());
             return;
         }
-        TunnelTarget tunnel = opener.open(ctx, target.host(), target.port(), audit,
+        TunnelTarget tunnel = opener.open(ctx, target.host(), target.port(), TunnelTarget.EXPLICIT, audit,
                 (status, reason) -> refuse(ctx, audit, status, reason));
         if (tunnel == null) {
             return;

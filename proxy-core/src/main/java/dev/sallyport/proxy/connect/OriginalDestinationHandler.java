@@ -56,7 +56,8 @@ final class OriginalDestinationHandler extends ByteToMessageDecoder {
             }
             return;
         }
-        AuditRecord audit = new AuditRecord(context.nextId(), ctx.channel().remoteAddress());
+        AuditRecord audit = new AuditRecord(context.nextId(), ctx.channel().remoteAddress())
+                .arrival(TunnelTarget.TRANSPARENT);
         int start = in.readerIndex();
         int family = in.getUnsignedByte(start + 13);
         int length = in.getUnsignedShort(start + 14);
@@ -94,7 +95,8 @@ final class OriginalDestinationHandler extends ByteToMessageDecoder {
         } else {
             host = address.getHostAddress();
         }
-        TunnelTarget tunnel = opener.open(ctx, host, port, audit, (status, reason) -> refuse(ctx, audit, reason));
+        TunnelTarget tunnel = opener.open(ctx, host, port, TunnelTarget.TRANSPARENT, audit,
+                (status, reason) -> refuse(ctx, audit, reason));
         if (tunnel == null) {
             return;
         }

@@ -38,8 +38,9 @@ final class TunnelOpener {
      * The tunnel to {@code host:port} ({@code audit} gets target, decision and tls), or null once {@code refusal}
      * was called.
      */
-    TunnelTarget open(ChannelHandlerContext ctx, String host, int port, AuditRecord audit, Refusal refusal) {
-        audit.target(host, port);
+    TunnelTarget open(ChannelHandlerContext ctx, String host, int port, String arrival, AuditRecord audit,
+                      Refusal refusal) {
+        audit.target(host, port).arrival(arrival);
         Decision decision = context.engine().onConnect(host, port, null);
         audit.decision(decision);
         boolean passthrough = decision.tls() == TlsMode.PASSTHROUGH;
@@ -74,7 +75,7 @@ final class TunnelOpener {
             refusal.refuse(503, "audit_unavailable");
             return null;
         }
-        TunnelTarget tunnel = new TunnelTarget(host, port, decision, null, audit);
+        TunnelTarget tunnel = new TunnelTarget(host, port, decision, null, audit, arrival);
         opened(ctx, tunnel);
         return tunnel;
     }
