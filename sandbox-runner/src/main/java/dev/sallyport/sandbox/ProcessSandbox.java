@@ -230,9 +230,10 @@ public final class ProcessSandbox {
             return Optional.empty();
         }
         Optional<CaptureRules.Tools> tools = CaptureRules.tools();
-        if (tools.isEmpty() || !Launcher.userNamespaceLayer(prefix)) {
-            notices.add("warning: transparent capture is off (expected: ip and nft installed, and user namespaces "
-                    + "in which the runner keeps its capabilities); only clients that use the proxy variables get out");
+        if (tools.isEmpty() || !Launcher.captureLayer(prefix, tools.get())) {
+            notices.add("warning: transparent capture is off (expected: ip and nft installed, user namespaces in "
+                    + "which the runner keeps its capabilities, and nf_tables with NAT in the kernel); only clients "
+                    + "that use the proxy variables get out");
             return Optional.empty();
         }
         return tools;

@@ -42,6 +42,8 @@ public final class Launcher {
     private static final Path UNSHARE = Path.of("/usr/bin/unshare");
     /** Whether the layer works, by the command line that starts it ({@code setpriv ...} for a root runner). */
     private static final Map<List<String>, Boolean> USER_NAMESPACE_LAYER = new ConcurrentHashMap<>();
+    /** Whether the capture rules load in the layer's network namespace, by the same command line. */
+    private static final Map<List<String>, Boolean> CAPTURE_LAYER = new ConcurrentHashMap<>();
 
     private Launcher() {
     }
@@ -91,10 +93,32 @@ public final class Launcher {
         if (!Files.isExecutable(UNSHARE)) {
             return false;
         }
+        List<String> argv = new ArrayList<>(prefix);
+        argv.addAll(List.of(UNSHARE.toString(), "--user", "--map-root-user", "/bin/sh", "-c",
+                "v=$(cat /proc/sys/user/max_inotify_instances) && echo \"$v\" > /proc/sys/user/max_inotify_instances"));
+        return succeeds(argv);
+    }
+
+    /**
+     * Whether the capture rules load in a network namespace of that layer, started through {@code prefix}: tried once
+     * per JVM and prefix ({@code ip} or {@code nft} refused there, or a kernel without nf_tables' NAT, say no).
+     */
+    public static boolean captureLayer(List<String> prefix, CaptureRules.Tools tools) {
+        return CAPTURE_LAYER.computeIfAbsent(List.copyOf(prefix), p -> userNamespaceLayer(p) && tryCapture(p, tools));
+    }
+
+    private static boolean tryCapture(List<String> prefix, CaptureRules.Tools tools) {
+        List<String> argv = new ArrayList<>(prefix);
+        argv.addAll(List.of(UNSHARE.toString(), "--user", "--map-root-user", "--net", "/bin/sh", "-c",
+                "\"$1\" link set lo up && \"$1\" addr add " + CaptureRules.LOOPBACK_PREFIX + " dev lo && \"$2\" \"$3\"",
+                "sallyport-capture-probe", tools.ip().toString(), tools.nft().toString(),
+                CaptureRules.rules(3128)));
+        return succeeds(argv);
+    }
+
+    /** Runs {@code argv} with nothing in or out, for up to 10 seconds: true when it exits 0. */
+    private static boolean succeeds(List<String> argv) {
         try {
-            List<String> argv = new ArrayList<>(prefix);
-            argv.addAll(List.of(UNSHARE.toString(), "--user", "--map-root-user", "/bin/sh", "-c",
-                    "v=$(cat /proc/sys/user/max_inotify_instances) && echo \"$v\" > /proc/sys/user/max_inotify_instances"));
             Process p = new ProcessBuilder(argv)
                     .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
             p.getOutputStream().close();
