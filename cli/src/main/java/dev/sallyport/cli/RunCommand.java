@@ -92,6 +92,10 @@ public final class RunCommand implements Callable<Integer> {
     @Option(names = "--git-writable", description = "Let COMMAND commit: .git writable, its hooks and config still read-only.")
     boolean gitWritable;
 
+    @Option(names = "--no-capture", description = "process backend: no DNS and no transparent capture in the sandbox; "
+            + "only clients that use the proxy variables get out.")
+    boolean noCapture;
+
     @Option(names = "--package-cache", description = "process backend: keep package caches (~/.m2/repository, "
             + "~/.npm, ~/.cache/pip, Go's, cargo's, Gradle's) between runs of this workspace, in "
             + "$SALLYPORT_HOME/caches/NAME-HASH (this workspace's only).")
@@ -131,14 +135,14 @@ public final class RunCommand implements Callable<Integer> {
             case "process" -> {
                 ResourceLimits limits = limits();
                 Optional<Path> caches = packageCache ? Optional.of(StateDirectory.resolve()) : Optional.empty();
-                run.proxy(proxy(policy, workspace)).process(sandbox -> {
+                run.proxy(proxy(policy, workspace)).backend(new SandboxRun.Backend.Process(sandbox -> {
                     sandbox.limits(limits).requireLandlock(requireLandlock).gitWritable(gitWritable)
                             .hostEnv(System.getenv());
                     caches.ifPresent(sandbox::packageCaches);
                     passEnv.forEach(sandbox::passEnv);
                     allowRead.forEach(sandbox::readOnly);
                     allowWrite.forEach(sandbox::readWrite);
-                });
+                }, !noCapture));
             }
             // the VM backend always starts its own proxy on the sandbox network's gateway, audited where the policy says
             case "nerdctl" -> run.proxy(new SandboxRun.ProxyMode.Own(Optional.empty())

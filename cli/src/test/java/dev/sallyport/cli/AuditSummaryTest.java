@@ -51,6 +51,19 @@ class AuditSummaryTest {
     }
 
     @Test
+    void aDeniedLookupIsADenialAndAnAnsweredOneCountsNowhere() throws Exception {
+        Path log = dir.resolve("audit.jsonl");
+        Files.writeString(log, """
+                {"ts":"2026-11-30T00:00:00.000Z","event":"dns","client":"127.0.0.1:5000","host":"api.example.com","qtype":"A","answer":"198.18.0.1","decision":"allow","rule":"api","reason":"allowed_by_rule"}
+                {"ts":"2026-11-30T00:00:01.000Z","event":"dns","client":"127.0.0.1:5000","host":"exfil.evil.example.net","qtype":"TXT","answer":"NXDOMAIN","decision":"deny","reason":"no_matching_rule","suppressed":3}
+                """);
+        CliRun run = CliRun.of("audit", "summary", log.toString());
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(run.out()).contains("exfil.evil.example.net").contains("(no_matching_rule)")
+                .doesNotContainPattern("api +allow");
+    }
+
+    @Test
     void namesEachBadLineAndExits2() throws Exception {
         Path log = dir.resolve("audit.jsonl");
         Files.writeString(log, """

@@ -8,6 +8,7 @@ import dev.sallyport.testing.tools.HttpsSite;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -81,15 +82,27 @@ class RunToolsHttpTest {
 
     /**
      * Node reads the proxy variables only from 22.21 (in the 22 line) and 24.5 on, when {@code NODE_USE_ENV_PROXY}
-     * (which the sandbox sets) is given; older versions dial the host themselves. Inside the sandbox that fails:
-     * there is no DNS and no way out but the proxy, so the request never leaves. The test asserts whichever of the
-     * two the sandbox's {@code node} must do.
+     * (which the sandbox sets) is given; older versions dial the host themselves, and get there through transparent
+     * capture (the sandbox's DNS and its captured connections): either way the fetch works, audited as
+     * {@code explicit} or {@code transparent}.
      */
     @Test
-    void nodeFetchGoesThroughTheProxyWhereNodeReadsItAndFailsClosedWhereNot() throws IOException {
-        ExternalProcess.Result run = tools.run("", Map.of(), "node --version > node-version.txt && node -e '"
-                + "fetch(process.argv[1]).then(r => r.text())"
-                + ".then(t => require(\"fs\").writeFileSync(\"fetched.txt\", t))' " + url());
+    void nodeFetchReachesTheSiteWhetherOrNotItReadsTheProxyVariables() throws IOException {
+        ExternalProcess.Result run = tools.run("", Map.of(), nodeFetch());
+        String version = Files.readString(tools.workspace().resolve("node-version.txt")).strip();
+        assertFetched(run);
+        assertThat(tools.audit().lines().filter(l -> l.contains("\"path\":\"/hello.txt\"")))
+                .as("Node %s's request", version).isNotEmpty().allSatisfy(l -> assertThat(l)
+                        .contains("\"arrival\":\"" + (readsProxyVariables(version) ? "explicit" : "transparent")));
+    }
+
+    /**
+     * With {@code --no-capture} a Node that ignores the proxy variables fails closed: there is no DNS and no way out
+     * but the proxy, so the request never leaves.
+     */
+    @Test
+    void withoutCaptureNodeThatIgnoresTheProxyVariablesFailsClosed() throws IOException {
+        ExternalProcess.Result run = tools.runWith(List.of("--no-capture"), "", Map.of(), nodeFetch());
         String version = Files.readString(tools.workspace().resolve("node-version.txt")).strip();
         if (readsProxyVariables(version)) {
             assertFetched(run);
@@ -101,6 +114,12 @@ class RunToolsHttpTest {
         assertThat(tools.workspace().resolve("fetched.txt")).doesNotExist();
         assertThat(site.requests()).as("requests that reached the site").isEmpty();
         assertThat(tools.audit()).doesNotContain("\"host\":\"" + HOST + "\"");
+    }
+
+    private String nodeFetch() {
+        return "node --version > node-version.txt && node -e '"
+                + "fetch(process.argv[1]).then(r => r.text())"
+                + ".then(t => require(\"fs\").writeFileSync(\"fetched.txt\", t))' " + url();
     }
 
     /** Whether Node {@code version} ({@code v22.21.0}) honours {@code NODE_USE_ENV_PROXY}: 22.21+, 24.5+, 25+. */

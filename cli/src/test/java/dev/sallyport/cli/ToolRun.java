@@ -103,6 +103,12 @@ final class ToolRun implements AutoCloseable {
      * {@code user.home} too, as on a machine where the two name one folder.
      */
     ExternalProcess.Result run(String policyMore, Map<String, String> env, String script) throws IOException {
+        return runWith(List.of(), policyMore, env, script);
+    }
+
+    /** {@link #run} with {@code flags} added to {@code sallyport run}'s. */
+    ExternalProcess.Result runWith(List<String> flags, String policyMore, Map<String, String> env, String script)
+            throws IOException {
         Path policy = Files.createDirectories(dir.resolve("policy")).resolve("policy.yaml");
         Files.writeString(policy, policy(policy.getParent()) + policyMore);
         Path hosts = dir.resolve("hosts");
@@ -114,9 +120,11 @@ final class ToolRun implements AutoCloseable {
         if (env.containsKey("HOME")) {
             jvm.add("-Duser.home=" + env.get("HOME"));
         }
-        return CliProcess.run(jvm, cliEnv, TIMEOUT, "run",
-                "--policy", policy.toString(), "--workdir", workspace().toString(),
-                "--audit", dir.resolve("audit.jsonl").toString(), "--", "sh", "-c", script);
+        List<String> args = new ArrayList<>(List.of("run", "--policy", policy.toString(), "--workdir",
+                workspace().toString(), "--audit", dir.resolve("audit.jsonl").toString()));
+        args.addAll(flags);
+        args.addAll(List.of("--", "sh", "-c", script));
+        return CliProcess.run(jvm, cliEnv, TIMEOUT, args.toArray(String[]::new));
     }
 
     /** The policy's folder is watched for changes: the audit log and the workspace lie elsewhere. */

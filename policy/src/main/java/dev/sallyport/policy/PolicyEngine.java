@@ -33,6 +33,7 @@ public final class PolicyEngine {
     private final Cidr[] ownAddresses;
     private final int[] ownPorts;
     private final boolean encodedSlashRules;
+    private final int[] rulePorts;
 
     private PolicyEngine(Policy policy) {
         this.policy = policy;
@@ -46,6 +47,8 @@ public final class PolicyEngine {
         this.ownAddresses = own.stream().map(hp -> Cidr.parse(hp.host())).toArray(Cidr[]::new);
         this.ownPorts = own.stream().mapToInt(HostPort::port).toArray();
         this.encodedSlashRules = policy.rules().stream().anyMatch(Rule::allowEncodedSlash);
+        this.rulePorts = policy.rules().stream().flatMap(r -> r.ports().stream()).mapToInt(Integer::intValue)
+                .distinct().sorted().toArray();
     }
 
     public static PolicyEngine compile(Policy policy) {
@@ -66,6 +69,39 @@ public final class PolicyEngine {
      */
     public Decision onConnect(String host, int port, String client) {
         return decide(host, port, null, null, client, true).decision();
+    }
+
+    /**
+     * Decides a DNS lookup of {@code host} (a name; an IP literal is {@code invalid_host}): allowed when a CONNECT to
+     * it on some port a rule names would be ({@link #onConnect}), so that a name no rule can allow is never given an
+     * address. The first port's allowing (or, in audit mode, letting-through) decision is returned; when none
+     * permits traffic, the decision for the lowest port.
+     *
+     * @param client nullable: the client identity
+     */
+    public Decision onLookup(String host, String client) {
+        String name;
+        try {
+            name = HostNames.normalize(host);
+        } catch (IllegalArgumentException e) {
+            return hard(Reasons.INVALID_HOST, null);
+        }
+        if (HostNames.isIpLiteral(name)) {
+            return hard(Reasons.INVALID_HOST, null);
+        }
+        Decision first = null;
+        Decision through = null;
+        for (int port : rulePorts) {
+            Decision d = decide(name, port, null, null, client, true).decision();
+            if (d.verdict() == Verdict.ALLOW) {
+                return d;
+            }
+            if (through == null && d.permitsTraffic()) {
+                through = d;
+            }
+            first = first == null ? d : first;
+        }
+        return through != null ? through : first != null ? first : soft(Reasons.NO_MATCHING_RULE, null, null);
     }
 
     /**

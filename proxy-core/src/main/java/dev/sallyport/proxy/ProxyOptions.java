@@ -12,7 +12,8 @@ import java.util.Objects;
  * What {@link SallyportProxy#start} needs. Nullable fields fall back to the policy: {@code ca} null means the
  * policy's CA files (or the state directory), {@code resolver} null means the system resolver, {@code placeholders}
  * null means the placeholder key in the state directory (what {@code sallyport secrets env} prints), {@code auditKey}
- * null the audit signing key in the state directory (what {@code sallyport audit key} prints).
+ * null the audit signing key in the state directory (what {@code sallyport audit key} prints), {@code capture}
+ * null means no DNS stub and no transparent listener.
  */
 public record ProxyOptions(
         Policy policy,
@@ -22,46 +23,72 @@ public record ProxyOptions(
         /* @Nullable */ ProxyEventListener extraListener,
         /* @Nullable */ Resolver resolver,
         /* @Nullable */ Placeholders placeholders,
-        /* @Nullable */ AuditKey auditKey) {
+        /* @Nullable */ AuditKey auditKey,
+        /* @Nullable */ Capture capture) {
 
     public ProxyOptions {
         Objects.requireNonNull(policy, "policy");
     }
 
     public static ProxyOptions of(Policy policy) {
-        return new ProxyOptions(policy, null, null, null, null, null, null, null);
+        return new ProxyOptions(policy, null, null, null, null, null, null, null, null);
     }
 
     public ProxyOptions withCa(CertificateAuthority value) {
-        return new ProxyOptions(policy, value, listenOverride, adminOverride,
-                extraListener, resolver, placeholders, auditKey);
+        return new ProxyOptions(policy, value, listenOverride, adminOverride, extraListener, resolver, placeholders,
+                auditKey, capture);
     }
 
     public ProxyOptions withListen(HostPort value) {
-        return new ProxyOptions(policy, ca, value, adminOverride, extraListener, resolver, placeholders, auditKey);
+        return new ProxyOptions(policy, ca, value, adminOverride, extraListener, resolver, placeholders, auditKey,
+                capture);
     }
 
     public ProxyOptions withAdmin(HostPort value) {
-        return new ProxyOptions(policy, ca, listenOverride, value, extraListener, resolver, placeholders, auditKey);
+        return new ProxyOptions(policy, ca, listenOverride, value, extraListener, resolver, placeholders, auditKey,
+                capture);
     }
 
     public ProxyOptions withListener(ProxyEventListener value) {
-        return new ProxyOptions(policy, ca, listenOverride, adminOverride, value, resolver, placeholders, auditKey);
+        return new ProxyOptions(policy, ca, listenOverride, adminOverride, value, resolver, placeholders, auditKey,
+                capture);
     }
 
     public ProxyOptions withResolver(Resolver value) {
-        return new ProxyOptions(policy, ca, listenOverride, adminOverride,
-                extraListener, value, placeholders, auditKey);
+        return new ProxyOptions(policy, ca, listenOverride, adminOverride, extraListener, value, placeholders,
+                auditKey, capture);
     }
 
-    /** The placeholders the sandbox was given ({@code sallyport run} shares one ephemeral key with its proxy). */
     public ProxyOptions withPlaceholders(Placeholders value) {
-        return new ProxyOptions(policy, ca, listenOverride, adminOverride, extraListener, resolver, value, auditKey);
+        return new ProxyOptions(policy, ca, listenOverride, adminOverride, extraListener, resolver, value, auditKey,
+                capture);
     }
 
     /** The key that signs the audit log's checkpoints (tests; a run without a state folder). */
     public ProxyOptions withAuditKey(AuditKey value) {
-        return new ProxyOptions(policy, ca, listenOverride, adminOverride,
-                extraListener, resolver, placeholders, value);
+        return new ProxyOptions(policy, ca, listenOverride, adminOverride, extraListener, resolver, placeholders,
+                value, capture);
+    }
+
+    /** Also answers DNS on {@code value} (UDP and TCP, port 0 for any), A and AAAA, with no transparent listener. */
+    public ProxyOptions withDns(HostPort value) {
+        return withCapture(new Capture(value, null, true));
+    }
+
+    public ProxyOptions withCapture(Capture value) {
+        return new ProxyOptions(policy, ca, listenOverride, adminOverride, extraListener, resolver, placeholders,
+                auditKey, value);
+    }
+
+    /**
+     * The DNS stub and, when {@code transparent} is set, the transparent listener: connections that begin with
+     * their original destination (PROXY protocol v2), where a synthetic address the stub gave stands for its name.
+     *
+     * @param ipv6Answers whether the stub answers AAAA with a synthetic address (else an empty answer)
+     */
+    public record Capture(HostPort dns, /* @Nullable */ HostPort transparent, boolean ipv6Answers) {
+        public Capture {
+            Objects.requireNonNull(dns, "dns");
+        }
     }
 }

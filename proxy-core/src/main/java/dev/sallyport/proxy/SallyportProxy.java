@@ -13,6 +13,10 @@ import dev.sallyport.proxy.admin.AdminServer;
 import dev.sallyport.proxy.audit.AuditKey;
 import dev.sallyport.proxy.audit.AuditLog;
 import dev.sallyport.proxy.connect.FrontendInitializer;
+import dev.sallyport.proxy.dns.DnsServer;
+import dev.sallyport.proxy.dns.DnsStub;
+import dev.sallyport.proxy.dns.LookupAudit;
+import dev.sallyport.proxy.dns.SyntheticAddresses;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.events.ProxyEventListener;
 import dev.sallyport.proxy.exchange.ExchangeCore;
@@ -54,6 +58,11 @@ import org.slf4j.LoggerFactory;
 public final class SallyportProxy implements AutoCloseable {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(SallyportProxy.class);
+    /** The DNS stub's bounds: mappings at once, how long one lives after its name was asked, audit records. */
+    private static final int DNS_MAPPINGS = 4096;
+    private static final Duration DNS_LIFETIME = Duration.ofMinutes(10);
+    private static final int DNS_AUDIT_BURST = 200;
+    private static final int DNS_AUDIT_PER_SECOND = 20;
 
     static {
         HeadStart.quietNettyJfr();
@@ -73,6 +82,8 @@ public final class SallyportProxy implements AutoCloseable {
     private final AuditLog audit;
     private final ProxyMetrics metrics;
     private final AtomicReference<Boolean> closed;
+    private volatile DnsServer dns;
+    private volatile Channel transparent;
 
     @SuppressWarnings("checkstyle:ParameterNumber")
     private SallyportProxy(ProxyContext context, EventLoopGroup group, Channel server, AdminServer admin,
@@ -234,8 +245,28 @@ public final class SallyportProxy implements AutoCloseable {
             AdminServer admin = AdminServer.start(adminBind, group, metrics, holder, () -> !closed.get(), audit,
                     token);
             context.addSelf(admin.address());
-            return new SallyportProxy(context, group, server, admin, holder, audit, metrics, closed, ca,
-                    minter, mintExecutor, dnsExecutor, connector);
+            SallyportProxy proxy = new SallyportProxy(context, group, server, admin, holder, audit, metrics, closed,
+                    ca, minter, mintExecutor, dnsExecutor, connector);
+            if (options.capture() != null) {
+                SyntheticAddresses addresses = new SyntheticAddresses(DNS_MAPPINGS, DNS_LIFETIME, clock);
+                proxy.dns = startDns(options.capture(), addresses, group, holder, context, clock);
+                context.addSelf(proxy.dns.address());
+                HostPort bind = options.capture().transparent();
+                if (bind != null) {
+                    proxy.transparent = new ServerBootstrap()
+                            .group(group)
+                            .channel(Transports.serverChannel())
+                            .option(ChannelOption.SO_BACKLOG, 1024)
+                            .childOption(ChannelOption.AUTO_READ, false)
+                            .childOption(ChannelOption.TCP_NODELAY, true)
+                            .childHandler(new FrontendInitializer(context, new ExchangeCore(context, connector),
+                                    connector, minter, prepared.serverTls(), addresses))
+                            .bind(bind.host(), bind.port()).sync().channel();
+                    context.addSelf((InetSocketAddress) proxy.transparent.localAddress());
+                    LOGGER.info("transparent listener address={}", proxy.transparent.localAddress());
+                }
+            }
+            return proxy;
         } catch (Exception e) {
             group.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
             minter.close();
@@ -243,6 +274,17 @@ public final class SallyportProxy implements AutoCloseable {
             dnsExecutor.shutdownNow();
             throw e;
         }
+    }
+
+    private static DnsServer startDns(ProxyOptions.Capture capture, SyntheticAddresses addresses, EventLoopGroup group,
+                                      PolicyHolder holder, ProxyContext context, InstantSource clock)
+            throws InterruptedException {
+        DnsStub stub = new DnsStub(holder::current, addresses,
+                new LookupAudit(context::emit, clock, DNS_AUDIT_BURST, DNS_AUDIT_PER_SECOND), capture.ipv6Answers());
+        HostPort bind = capture.dns();
+        DnsServer dns = DnsServer.start(new InetSocketAddress(bind.host(), bind.port()), group, stub);
+        LOGGER.info("dns stub listening address={} (udp and tcp)", dns.address());
+        return dns;
     }
 
     /** The policy's folder is watched for changes: an audit log there wakes the watcher on every write. */
@@ -272,6 +314,18 @@ public final class SallyportProxy implements AutoCloseable {
 
     public InetSocketAddress address() {
         return (InetSocketAddress) server.localAddress();
+    }
+
+    /** Where the DNS stub answers (UDP and TCP), when {@link ProxyOptions#withDns} asked for it. */
+    public java.util.Optional<InetSocketAddress> dnsAddress() {
+        DnsServer d = dns;
+        return d == null ? java.util.Optional.empty() : java.util.Optional.of(d.address());
+    }
+
+    /** Where transparent connections (PROXY v2 header first) are accepted, when {@link ProxyOptions.Capture} asked. */
+    public java.util.Optional<InetSocketAddress> transparentAddress() {
+        Channel t = transparent;
+        return t == null ? java.util.Optional.empty() : java.util.Optional.of((InetSocketAddress) t.localAddress());
     }
 
     public InetSocketAddress adminAddress() {
@@ -323,6 +377,14 @@ public final class SallyportProxy implements AutoCloseable {
         }
         context.startDraining();
         server.close().syncUninterruptibly();
+        DnsServer d = dns;
+        if (d != null) {
+            d.close();
+        }
+        Channel t = transparent;
+        if (t != null) {
+            t.close().syncUninterruptibly();
+        }
         admin.close();
         holder.close();
         long grace = context.policy().proxy().timeouts().shutdownGrace().toNanos();

@@ -64,7 +64,9 @@ class InterceptTest {
             AuditFields connect = p.events.await("connect", f -> true);
             assertThat(connect.decision()).isEqualTo("allow");
             assertThat(connect.rule()).isEqualTo("upstream");
+            assertThat(connect.arrival()).isEqualTo("explicit");
             AuditFields exchange = p.events.await("exchange", f -> true);
+            assertThat(exchange.arrival()).isEqualTo("explicit");
             assertThat(exchange.status()).isEqualTo(200);
             assertThat(exchange.ip()).isEqualTo("127.0.0.1");
             assertThat(exchange.path()).isEqualTo("/echo");

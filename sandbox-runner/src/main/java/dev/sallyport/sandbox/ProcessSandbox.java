@@ -9,7 +9,9 @@ import dev.sallyport.sandbox.internal.HomeTools;
 import dev.sallyport.sandbox.internal.HostSockets;
 import dev.sallyport.sandbox.internal.Inside;
 import dev.sallyport.sandbox.internal.Launch;
+import dev.sallyport.sandbox.internal.CaptureRules;
 import dev.sallyport.sandbox.internal.Launcher;
+import dev.sallyport.sandbox.internal.ProxyRelay;
 import dev.sallyport.sandbox.internal.LimitEnforcement;
 import dev.sallyport.sandbox.internal.PackageCaches;
 import dev.sallyport.sandbox.internal.ProtectedPaths;
@@ -109,9 +111,6 @@ public final class ProcessSandbox {
                 Files.write(mounted.resolve(BwrapCommand.GIT_IGNORE), excludes);
             }
             TrustFiles.write(mounted, spec.caPem());
-            Files.writeString(mounted.resolve("resolv.conf"),
-                    "# sallyport sandbox: no DNS here; names are resolved by the proxy at 127.0.0.1:"
-                            + spec.insidePort() + "\n");
             Files.writeString(mounted.resolve("hosts"), "127.0.0.1 localhost\n::1 localhost\n");
             HostAccounts.write(mounted, user, spec.hostHome());
             String run = BwrapCommand.RUN_DIR;
@@ -127,6 +126,10 @@ public final class ProcessSandbox {
             notices.addAll(tools.notices());
             gitNotice(spec).ifPresent(notices::add);
             limits = Cgroups.create(spec.limits());
+            Optional<CaptureRules.Tools> capture = captureTools(spec, RootDrop.prefixFor(user), notices);
+            Files.writeString(mounted.resolve("resolv.conf"), capture.isPresent() ? CaptureRules.resolvConf()
+                    : "# sallyport sandbox: no DNS here; names are resolved by the proxy at 127.0.0.1:"
+                            + spec.insidePort() + "\n");
             Map<String, String> env = SandboxEnvironment.forProcess(spec, tools.path(), run + "/" + TrustFiles.BUNDLE,
                     run + "/" + TrustFiles.P12);
             Optional<ResourceLimits> rlimits = limits.rlimits();
@@ -135,7 +138,7 @@ public final class ProcessSandbox {
                     run + "/" + HOST_SOCKET, spec.requireLandlock(), List.of("/"), writable(spec, caches.keySet()),
                     List.of("/dev"), rlimits.map(ResourceLimits::memoryBytes).orElse(0L),
                     rlimits.map(r -> (long) r.pids()).orElse(0L), HostLink.canSupervise(), landlockAbiCap, notices,
-                    seeds);
+                    seeds, capture.isPresent());
             Files.write(mounted.resolve("launch"), launch.encode());
             link = HostLink.listen(mounted.resolve(HOST_SOCKET));
             Path seccomp = Files.write(root.resolve("seccomp.bpf"), SeccompFilter.forCurrentArch());
@@ -143,14 +146,18 @@ public final class ProcessSandbox {
             drop = user instanceof WorkloadUser.Dropped dropped
                     ? RootDrop.prepare(spec, dropped, root, classes(), javaHome) : RootDrop.none(classes());
             List<String> warnings = new ArrayList<>();
-            List<String> argv = launcher(bwrap, spec, plan, mounted, seccomp, limits, user, drop, caches, warnings);
+            List<String> argv = launcher(bwrap, spec, plan, mounted, seccomp, limits, user, drop, caches, capture,
+                    warnings);
             ProcessBuilder pb = new ProcessBuilder(argv).redirectInput(stdio.in()).redirectOutput(stdio.out())
                     .redirectError(stdio.err());
             pb.environment().clear();
             pb.environment().put("PATH", SandboxEnvironment.DEFAULT_PATH);
             Process process = pb.start();
-            link.start(process.toHandle(), spec.proxy(), new HostLink.Rules(spec.insidePort(), abi >= 4, user.uid(),
-                    user.gid()), drop::detachFromHost);
+            ProxyRelay.Targets targets = capture.isPresent() ? new ProxyRelay.Targets(spec.proxy(),
+                    spec.capture().get().dns(), spec.capture().get().transparent())
+                    : new ProxyRelay.Targets(spec.proxy());
+            link.start(process.toHandle(), targets, new HostLink.Rules(spec.insidePort(),
+                    abi >= 4 && capture.isEmpty(), user.uid(), user.gid()), drop::detachFromHost);
             RunningSandbox sandbox = new RunningSandbox(process, link, root, plan, limits, drop, warnings);
             started = true;
             return sandbox;
@@ -180,9 +187,11 @@ public final class ProcessSandbox {
      * uid ({@link RootDrop}), the user namespace with the inotify share where the host allows it, and bwrap. What
      * the host lacks is added to {@code warnings}.
      */
+    @SuppressWarnings("checkstyle:ParameterNumber")
     private static List<String> launcher(BubblewrapProbe.Bubblewrap bwrap, SandboxSpec spec, ProtectedPaths.Plan plan,
                                          Path mounted, Path seccomp, LimitEnforcement limits, WorkloadUser user,
-                                         RootDrop drop, Map<String, Path> caches, List<String> warnings)
+                                         RootDrop drop, Map<String, Path> caches,
+                                         Optional<CaptureRules.Tools> capture, List<String> warnings)
             throws SandboxException {
         Path javaHome = Path.of(System.getProperty("java.home"));
         boolean layer = Launcher.userNamespaceLayer(drop.prefix());
@@ -191,8 +200,11 @@ public final class ProcessSandbox {
         List<Path> grants = new ArrayList<>(spec.readOnly());
         grants.addAll(spec.readWrite());
         List<String> command = BwrapCommand.build(bwrap, spec, plan, new BwrapCommand.Layout(mounted, drop.classes(),
-                javaHome, ids, HostSockets.cover(plan, grants), drop.sources(), caches));
-        if (layer) {
+                javaHome, ids, HostSockets.cover(plan, grants), drop.sources(), caches, capture.isPresent()));
+        if (capture.isPresent()) {
+            command = Launcher.withInotifyShareAndCapture(spec.limits().inotifyInstances(),
+                    spec.limits().inotifyWatches(), capture.get(), CaptureRules.rules(spec.insidePort()), command);
+        } else if (layer) {
             command = Launcher.withInotifyShare(spec.limits().inotifyInstances(), spec.limits().inotifyWatches(), command);
         } else {
             warnings.add("warning: inotify is not limited here (expected: unshare(1) and user namespaces in which "
@@ -205,6 +217,26 @@ public final class ProcessSandbox {
         List<String> dropped = new ArrayList<>(drop.prefix());
         dropped.addAll(command);
         return Launcher.argv(seccomp, limits.procsFiles(), dropped);
+    }
+
+    /**
+     * The tools of transparent capture when the spec asks for it and this host can do it (ip and nft installed, and
+     * the user namespace layer, in which the launcher makes the sandbox's network namespace); else empty, with a
+     * notice saying why when it was asked for.
+     */
+    private static Optional<CaptureRules.Tools> captureTools(SandboxSpec spec, List<String> prefix,
+                                                             List<String> notices) {
+        if (spec.capture().isEmpty()) {
+            return Optional.empty();
+        }
+        Optional<CaptureRules.Tools> tools = CaptureRules.tools();
+        if (tools.isEmpty() || !Launcher.captureLayer(prefix, tools.get())) {
+            notices.add("warning: transparent capture is off (expected: ip and nft installed, user namespaces in "
+                    + "which the runner keeps its capabilities, and nf_tables with NAT in the kernel); only clients "
+                    + "that use the proxy variables get out");
+            return Optional.empty();
+        }
+        return tools;
     }
 
     private static void printNotices(RunningSandbox sandbox, PrintStream notices) {
@@ -241,7 +273,7 @@ public final class ProcessSandbox {
         readOnly.addAll(more);
         return new SandboxSpec(spec.command(), spec.workdir(), spec.proxy(), spec.caPem(), spec.passEnv(),
                 spec.placeholders(), readOnly, spec.readWrite(), spec.requireLandlock(), spec.gitWritable(),
-                spec.hostHome(), spec.hostEnv(), spec.insidePort(), spec.limits(), spec.packageCaches());
+                spec.hostHome(), spec.hostEnv(), spec.insidePort(), spec.limits(), spec.packageCaches(), spec.capture());
     }
 
     private static void checkWorkdir(SandboxSpec spec) throws SandboxException {

@@ -63,11 +63,20 @@ final class RunSteps {
         Map<String, String> placeholders = chosen(keys.all(given));
         return switch (backend) {
             case SandboxRun.Backend.Process process -> {
-                try (SallyportProxy proxy = startProxy(policy, ca, keys, ANY_LOOPBACK_PORT)) {
+                ProxyOptions options = proxyOptions(policy, ca, keys, ANY_LOOPBACK_PORT);
+                if (process.capture()) {
+                    options = options.withCapture(new ProxyOptions.Capture(ANY_LOOPBACK_PORT, ANY_LOOPBACK_PORT, false));
+                }
+                try (SallyportProxy proxy = SallyportProxy.start(options)) {
                     err.printf("sallyport: sandbox proxy on 127.0.0.1:%d, audit log %s%n", proxy.address().getPort(),
                             policy.audit().path());
                     err.flush();
-                    yield ProcessSandbox.run(spec(process, proxy.address(), caPem, placeholders), err);
+                    SandboxSpec.Builder spec = builder(process, proxy.address(), caPem, placeholders);
+                    if (process.capture()) {
+                        spec.capture(new SandboxSpec.Capture(proxy.dnsAddress().orElseThrow(),
+                                proxy.transparentAddress().orElseThrow()));
+                    }
+                    yield ProcessSandbox.run(spec.build(), err);
                 }
             }
             case SandboxRun.Backend.Nerdctl vm -> {
@@ -81,16 +90,26 @@ final class RunSteps {
 
     private static SallyportProxy startProxy(Policy policy, CertificateAuthority ca, Placeholders keys,
                                              HostPort listen) throws Exception {
-        return SallyportProxy.start(ProxyOptions.of(policy).withCa(ca).withListen(listen)
-                .withAdmin(ANY_LOOPBACK_PORT).withPlaceholders(keys));
+        return SallyportProxy.start(proxyOptions(policy, ca, keys, listen));
+    }
+
+    private static ProxyOptions proxyOptions(Policy policy, CertificateAuthority ca, Placeholders keys,
+                                             HostPort listen) {
+        return ProxyOptions.of(policy).withCa(ca).withListen(listen).withAdmin(ANY_LOOPBACK_PORT)
+                .withPlaceholders(keys);
     }
 
     private SandboxSpec spec(SandboxRun.Backend.Process process, InetSocketAddress proxy, byte[] caPem,
                              Map<String, String> placeholders) {
+        return builder(process, proxy, caPem, placeholders).build();
+    }
+
+    private SandboxSpec.Builder builder(SandboxRun.Backend.Process process, InetSocketAddress proxy, byte[] caPem,
+                                        Map<String, String> placeholders) {
         SandboxSpec.Builder builder = SandboxSpec.builder(run.command(), run.workdir(), proxy, caPem);
         process.options().accept(builder);
         placeholders.forEach(builder::placeholder);
-        return builder.build();
+        return builder;
     }
 
     /** The placeholders of the run's secrets: all of them, or those it names, in its order. */

@@ -166,11 +166,18 @@ public record SandboxRun(List<String> command, Path workdir, Policy policy, List
          * The process sandbox ({@link ProcessSandbox}). {@code options} sets what the command may see on the
          * {@link SandboxSpec.Builder} the run makes (passed-through variables, grants, {@code requireLandlock},
          * {@code gitWritable}, limits, ...); the run sets the command, workspace, proxy, CA and placeholders.
+         * {@code capture} (on unless {@code --no-capture}): the run's own proxy answers the sandbox's DNS and takes
+         * its connections to the names it answered, for clients that ignore the proxy variables.
          */
         @SuppressWarnings("AvoidCommonTypeNames")   // named after --backend process; always written Backend.Process
-        record Process(Consumer<SandboxSpec.Builder> options) implements Backend {
+        record Process(Consumer<SandboxSpec.Builder> options, boolean capture) implements Backend {
             public Process {
                 Objects.requireNonNull(options, "options");
+            }
+
+            /** With transparent capture. */
+            public Process(Consumer<SandboxSpec.Builder> options) {
+                this(options, true);
             }
 
             @Override

@@ -32,12 +32,15 @@ import java.util.regex.Pattern;
  * @param packageCaches    this workspace's package cache folder on the host, shown writable at the package managers'
  *                         cache locations in the home folder ({@code ~/.m2/repository}, {@code ~/.npm}, ...); empty:
  *                         every run starts with empty caches
+ * @param capture          transparent capture: the proxy's DNS stub (TCP) and transparent listener on the host's
+ *                         loopback, where the sandbox's DNS and its connections to synthetic addresses are relayed;
+ *                         empty: only clients that use the proxy variables get out
  */
 public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress proxy, byte[] caPem,
                           List<String> passEnv, Map<String, String> placeholders, List<Path> readOnly,
                           List<Path> readWrite, boolean requireLandlock, boolean gitWritable, Path hostHome,
                           Map<String, String> hostEnv, int insidePort, ResourceLimits limits,
-                          Optional<Path> packageCaches) {
+                          Optional<Path> packageCaches, Optional<Capture> capture) {
     /** The inside port used unless told otherwise. */
     public static final int DEFAULT_INSIDE_PORT = 3128;
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
@@ -75,6 +78,19 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
         }
         Objects.requireNonNull(limits, "limits");
         packageCaches = packageCaches.map(p -> p.toAbsolutePath().normalize());
+        Objects.requireNonNull(capture, "capture");
+    }
+
+    /** Where the proxy's DNS stub (over TCP) and transparent listener answer, both on the host's loopback. */
+    public record Capture(InetSocketAddress dns, InetSocketAddress transparent) {
+        public Capture {
+            for (InetSocketAddress a : List.of(dns, transparent)) {
+                if (a.isUnresolved() || !a.getAddress().isLoopbackAddress()) {
+                    throw new IllegalArgumentException("capture: " + a + " (expected: an address on the host's "
+                            + "loopback)");
+                }
+            }
+        }
     }
 
     @Override
@@ -92,7 +108,7 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
         return "SandboxSpec[command=" + command + ", workdir=" + workdir + ", proxy=" + proxy + ", caPem="
                 + caPem.length + " bytes, passEnv=" + passEnv + ", secrets=" + placeholders.keySet() + ", readOnly="
                 + readOnly + ", readWrite=" + readWrite + ", requireLandlock=" + requireLandlock + ", gitWritable="
-                + gitWritable + ", hostHome=" + hostHome + ", insidePort=" + insidePort + ", limits=" + limits + ", packageCaches=" + packageCaches + "]";
+                + gitWritable + ", hostHome=" + hostHome + ", insidePort=" + insidePort + ", limits=" + limits + ", packageCaches=" + packageCaches + ", capture=" + capture + "]";
     }
 
     private static void checkEnvName(String field, String name) {
@@ -127,6 +143,7 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
         private int insidePort = DEFAULT_INSIDE_PORT;
         private ResourceLimits limits;
         private Path cacheState;
+        private Capture capture;
 
         private Builder(List<String> command, Path workdir, InetSocketAddress proxy, byte[] caPem) {
             this.command = command;
@@ -194,11 +211,18 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
             return this;
         }
 
+        /** Turns on transparent capture through the proxy's DNS stub and transparent listener. */
+        public Builder capture(Capture value) {
+            this.capture = value;
+            return this;
+        }
+
         public SandboxSpec build() {
             return new SandboxSpec(command, workdir, proxy, caPem, passEnv, placeholders, readOnly, readWrite,
                     requireLandlock, gitWritable, hostHome, hostEnv, insidePort,
                     limits != null ? limits : ResourceLimits.defaults(),
-                    Optional.ofNullable(cacheState).map(state -> PackageCaches.folder(state, workdir)));
+                    Optional.ofNullable(cacheState).map(state -> PackageCaches.folder(state, workdir)),
+                    Optional.ofNullable(capture));
         }
     }
 }

@@ -63,6 +63,11 @@ public final class AuditSummary {
                 exchanges++;
             }
             case "connect" -> tunnels += "deny".equals(r.decision()) ? 0 : 1;
+            case "dns" -> {
+                if (!"deny".equals(r.decision())) {
+                    return;     // an answered lookup reached nothing: the connection that follows is counted
+                }
+            }
             default -> { }
         }
         if (r.decision() == null) {

@@ -39,6 +39,18 @@ final class AuditRecords {
                     .field("source", r.source())
                     .field("errors", r.errors())
                     .end());
+            case ProxyEvent.DnsAnswered d -> Optional.of(new JsonLine()
+                    .field("ts", timestamp(ts))
+                    .field("event", "dns")
+                    .field("client", d.client())
+                    .field("host", d.name())
+                    .field("qtype", d.type())
+                    .field("answer", d.answer())
+                    .field("decision", d.decision())
+                    .field("rule", d.rule())
+                    .field("reason", d.reason())
+                    .field("suppressed", d.suppressed())
+                    .end());
             case ProxyEvent.ConnectionOpened ignored -> Optional.empty();
             case ProxyEvent.ConnectionClosed ignored -> Optional.empty();
             case ProxyEvent.TunnelOpened ignored -> Optional.empty();
@@ -56,7 +68,8 @@ final class AuditRecords {
     /** Whether the event becomes an audit line (the others only feed metrics). */
     static boolean isRecord(ProxyEvent event) {
         return event instanceof ProxyEvent.Decided || event instanceof ProxyEvent.ExchangeCompleted
-                || event instanceof ProxyEvent.TunnelEnded || event instanceof ProxyEvent.Reloaded;
+                || event instanceof ProxyEvent.TunnelEnded || event instanceof ProxyEvent.Reloaded
+                || event instanceof ProxyEvent.DnsAnswered;
     }
 
     /**
@@ -117,6 +130,7 @@ final class AuditRecords {
                 .field("sni", f.sni())
                 .field("protocol", f.protocol())
                 .field("upstream_protocol", f.upstreamProtocol())
+                .field("arrival", f.arrival())
                 .field("bytes_up", f.bytesUp())
                 .field("bytes_down", f.bytesDown())
                 .field("duration_ms", f.durationMs())

@@ -3,6 +3,7 @@ package dev.sallyport.proxy.connect;
 import dev.sallyport.ca.LeafMinter;
 import dev.sallyport.policy.Limits;
 import dev.sallyport.policy.Policy;
+import dev.sallyport.proxy.dns.SyntheticAddresses;
 import dev.sallyport.proxy.exchange.ExchangeCore;
 import dev.sallyport.proxy.http.FrontendHandler;
 import dev.sallyport.proxy.http.HttpFramingGuard;
@@ -37,6 +38,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <pre>
  * accept     bytes, idle, idle-closer
+ * transparent  + original destination (PROXY v2)  -> tunnel, as after a CONNECT's 200
  * HTTP       + guard, codec, connect, frontend            (FrontendHandler feeds the exchange core)
  * tunnel     - guard, codec, connect, frontend  + tls-check, then
  *              intercept: sni, handshake  -> HTTP again (guard, codec, frontend bound to the tunnel),
@@ -54,6 +56,7 @@ public final class ClientPipeline implements ClientPhases {
     static final String IDLE = "sallyport-idle";
     static final String IDLE_CLOSER = "sallyport-idle-closer";
     static final String CONNECT = "sallyport-connect";
+    static final String TRANSPARENT = "sallyport-transparent";
     static final String GUARD = "sallyport-http-guard";
     static final String CODEC = "sallyport-http-codec";
     static final String FRONTEND = "sallyport-frontend";
@@ -90,17 +93,47 @@ public final class ClientPipeline implements ClientPhases {
     /** The accept and HTTP phases of a new connection, with the CONNECT handler in front of the HTTP front end. */
     void install(Channel ch, ClientKey client) {
         ChannelPipeline p = ch.pipeline();
+        ByteCounter counter = addAccept(p);
+        addHttp(p, null);
+        p.addBefore(FRONTEND, CONNECT, new ConnectHandler(context, this, counter, client));
+    }
+
+    /** Byte counter, idle timeout and its closer: the accept phase of every client connection. */
+    private ByteCounter addAccept(ChannelPipeline p) {
         ByteCounter counter = new ByteCounter();
         p.addLast(COUNTER, counter);
         long idle = context.policy().proxy().timeouts().idle().toMillis();
         p.addLast(IDLE, new IdleStateHandler(0, 0, idle, TimeUnit.MILLISECONDS));
         p.addLast(IDLE_CLOSER, new FrontendInitializer.IdleCloser());
-        addHttp(p, null);
-        p.addBefore(FRONTEND, CONNECT, new ConnectHandler(context, this, counter, client));
+        return counter;
+    }
+
+    /**
+     * The accept phase of a transparent connection: its original destination (a PROXY v2 header), then the tunnel
+     * phase as if a CONNECT to it had been answered 200 ({@link OriginalDestinationHandler}).
+     */
+    void installTransparent(Channel ch, ClientKey client, SyntheticAddresses addresses) {
+        ChannelPipeline p = ch.pipeline();
+        ByteCounter counter = addAccept(p);
+        p.addLast(TRANSPARENT, new OriginalDestinationHandler(context, this, addresses, counter, client));
+    }
+
+    /** A transparent connection's destination was allowed: the tunnel phase begins. */
+    void transparentToTunnel(ChannelPipeline p, TunnelTarget tunnel, boolean passthrough) {
+        addTunnel(p, tunnel, passthrough);
+        p.remove(TRANSPARENT);
     }
 
     /** An allowed CONNECT was answered 200: the HTTP phase goes, the tunnel phase begins. */
     void toTunnel(ChannelPipeline p, TunnelTarget tunnel, boolean passthrough) {
+        addTunnel(p, tunnel, passthrough);
+        p.remove(FRONTEND);
+        p.remove(GUARD);
+        p.remove(CODEC);
+        p.remove(CONNECT);
+    }
+
+    private void addTunnel(ChannelPipeline p, TunnelTarget tunnel, boolean passthrough) {
         p.addLast(TLS_CHECK, new TlsRecordCheck(context, tunnel, this));
         if (passthrough) {
             p.addLast(PASSTHROUGH, new PassthroughHandler(context, connector, tunnel, this, n -> { }, n -> { }));
@@ -110,10 +143,6 @@ public final class ClientPipeline implements ClientPhases {
                     tlsTimeout, context.policy().proxy().http2()));
             p.addLast(HANDSHAKE, new InterceptHandshakeHandler(context, tunnel, this));
         }
-        p.remove(FRONTEND);
-        p.remove(GUARD);
-        p.remove(CODEC);
-        p.remove(CONNECT);
     }
 
     @Override

@@ -1,6 +1,5 @@
 package dev.sallyport.proxy.connect;
 
-import dev.sallyport.policy.Decision;
 import dev.sallyport.policy.TlsMode;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.exchange.Authority;
@@ -9,7 +8,6 @@ import dev.sallyport.proxy.internal.TunnelTarget;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.limits.ClientKey;
-import dev.sallyport.proxy.limits.ClientSlots;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -31,15 +29,13 @@ final class ConnectHandler extends ChannelInboundHandlerAdapter {
 
     private final ProxyContext context;
     private final ClientPipeline pipeline;
-    private final ByteCounter counter;
-    private final ClientKey client;
+    private final TunnelOpener opener;
     private boolean swallowLast;
 
     ConnectHandler(ProxyContext context, ClientPipeline pipeline, ByteCounter counter, ClientKey client) {
         this.context = context;
         this.pipeline = pipeline;
-        this.counter = counter;
-        this.client = client;
+        this.opener = new TunnelOpener(context, counter, client);
     }
 
     @Override
@@ -67,39 +63,12 @@ final class ConnectHandler extends ChannelInboundHandlerAdapter {
             refuse(ctx, audit.denied(e.getMessage()), 400, e.getMessage());
             return;
         }
-        audit.target(target.host(), target.port());
-        Decision decision = context.engine().onConnect(target.host(), target.port(), null);
-        audit.decision(decision);
-        boolean passthrough = decision.tls() == TlsMode.PASSTHROUGH;
-        if (!decision.permitsTraffic()) {
-            refuse(ctx, audit.tls("none"), 403, decision.reason());   // refused before any TLS
+        TunnelTarget tunnel = opener.open(ctx, target.host(), target.port(), TunnelTarget.EXPLICIT, audit,
+                (status, reason) -> refuse(ctx, audit, status, reason));
+        if (tunnel == null) {
             return;
         }
-        audit.tls(passthrough ? "passthrough" : "intercepted");
-        if (context.draining() || !context.auditAccepting()) {
-            refuse(ctx, audit.denied(context.draining() ? "shutting_down" : "audit_unavailable"), 503,
-                    audit.fields().reason());
-            return;
-        }
-        switch (context.tryOpenTunnel(client)) {
-            case CLIENT_LIMIT -> {
-                refuse(ctx, audit.denied(ClientSlots.TUNNEL_LIMIT), 429, ClientSlots.TUNNEL_LIMIT);
-                return;
-            }
-            case PROXY_LIMIT -> {
-                refuse(ctx, audit.denied("too_many_tunnels"), 503, "too_many_tunnels");
-                return;
-            }
-            case ADMITTED -> { }
-        }
-        audit.status(200);
-        if (!context.admit(new ProxyEvent.Decided(context.clock().instant(), "connect", audit.fields()))) {
-            context.tunnelClosed(client);   // nothing is relayed that the audit log has not taken
-            refuse(ctx, audit.denied("audit_unavailable"), 503, "audit_unavailable");
-            return;
-        }
-        TunnelTarget tunnel = new TunnelTarget(target.host(), target.port(), decision, null, audit);
-        opened(ctx, tunnel);
+        boolean passthrough = tunnel.decision().tls() == TlsMode.PASSTHROUGH;
         ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK))
                 .addListener((ChannelFutureListener) f -> {
                     if (f.isSuccess()) {
@@ -114,21 +83,6 @@ final class ConnectHandler extends ChannelInboundHandlerAdapter {
     private static Authority parseTarget(String uri) {
         Authority target = Authority.parse(uri, -1);
         return target;
-    }
-
-    private void opened(ChannelHandlerContext ctx, TunnelTarget tunnel) {
-        context.emit(new ProxyEvent.TunnelOpened(context.clock().instant()));
-        long started = System.nanoTime();
-        long receivedBefore = counter.received;
-        long sentBefore = counter.sent;
-        ctx.channel().closeFuture().addListener(f -> {
-            context.tunnelClosed(client);
-            context.emit(new ProxyEvent.TunnelClosed(context.clock().instant()));
-            AuditRecord audit = tunnel.audit();
-            audit.bytes(counter.received - receivedBefore, counter.sent - sentBefore)
-                    .duration((System.nanoTime() - started) / 1_000_000);
-            context.emit(new ProxyEvent.TunnelEnded(context.clock().instant(), "tunnel_end", audit.fields()));
-        });
     }
 
     private void becomeTunnel(ChannelHandlerContext ctx, TunnelTarget tunnel, boolean passthrough) {

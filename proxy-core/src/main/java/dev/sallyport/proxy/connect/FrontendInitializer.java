@@ -1,6 +1,7 @@
 package dev.sallyport.proxy.connect;
 
 import dev.sallyport.ca.LeafMinter;
+import dev.sallyport.proxy.dns.SyntheticAddresses;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.exchange.ExchangeCore;
 import dev.sallyport.proxy.http.FrontendHandler;
@@ -31,11 +32,23 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
 
     private final ProxyContext context;
     private final ClientPipeline pipeline;
+    private final SyntheticAddresses transparent;
 
     public FrontendInitializer(ProxyContext context, ExchangeCore core, UpstreamConnector connector,
                                LeafMinter minter, ServerContexts serverContexts) {
+        this(context, core, connector, minter, serverContexts, null);
+    }
+
+    /**
+     * With {@code transparent}: the initializer of the transparent listener, whose connections begin with their
+     * original destination (a PROXY v2 header) and whose synthetic addresses stand for the names of that DNS stub.
+     */
+    public FrontendInitializer(ProxyContext context, ExchangeCore core, UpstreamConnector connector,
+                               LeafMinter minter, ServerContexts serverContexts,
+                               /* @Nullable */ SyntheticAddresses transparent) {
         this.context = context;
         this.pipeline = new ClientPipeline(context, core, connector, minter, serverContexts);
+        this.transparent = transparent;
     }
 
     @Override
@@ -58,7 +71,11 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
             context.connectionClosed(client);
             context.emit(new ProxyEvent.ConnectionClosed(context.clock().instant()));
         });
-        pipeline.install(ch, client);
+        if (transparent != null) {
+            pipeline.installTransparent(ch, client, transparent);
+        } else {
+            pipeline.install(ch, client);
+        }
         ch.read();
     }
 

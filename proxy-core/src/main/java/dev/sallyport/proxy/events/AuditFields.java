@@ -7,7 +7,8 @@ import java.util.List;
  * value or a secret value: {@code path} is the path without query, {@code secrets} holds names (injected, or the
  * one a refusal names), {@code placeholdersForwarded} the names of secrets whose placeholder went upstream
  * unchanged (on their own hosts, outside the listed headers), {@code protocol} the client's ({@code http/1.1},
- * {@code h2}), {@code upstreamProtocol} the one the exchange spoke to its upstream.
+        String upstreamProtocol,
+        String arrival) {
  */
 public record AuditFields(
         String id,
@@ -30,11 +31,21 @@ public record AuditFields(
         List<String> secrets,
         List<String> placeholdersForwarded,
         String protocol,
-        String upstreamProtocol) {
+        String upstreamProtocol,
+        String arrival) {
 
     public AuditFields {
         secrets = secrets == null ? null : List.copyOf(secrets);
         placeholdersForwarded = placeholdersForwarded == null ? null : List.copyOf(placeholdersForwarded);
+    }
+
+    /** A record that says neither the upstream protocol nor how its client arrived. */
+    public AuditFields(String id, String client, String identity, String host, Integer port, String ip, String method,
+                       String path, Integer status, String decision, String rule, String reason, String tls,
+                       String sni, Long bytesUp, Long bytesDown, Long durationMs, List<String> secrets,
+                       List<String> placeholdersForwarded, String protocol) {
+        this(id, client, identity, host, port, ip, method, path, status, decision, rule, reason, tls, sni, bytesUp,
+                bytesDown, durationMs, secrets, placeholdersForwarded, protocol, null, null);
     }
 
     /** A record with no placeholder forwarded and no client protocol (a tunnel's, or one read back). */
@@ -42,6 +53,6 @@ public record AuditFields(
                        String path, Integer status, String decision, String rule, String reason, String tls,
                        String sni, Long bytesUp, Long bytesDown, Long durationMs, List<String> secrets) {
         this(id, client, identity, host, port, ip, method, path, status, decision, rule, reason, tls, sni, bytesUp,
-                bytesDown, durationMs, secrets, null, null, null);
+                bytesDown, durationMs, secrets, null, null, null, null);
     }
 }

@@ -21,6 +21,14 @@ public sealed interface ProxyEvent {
     /** A CONNECT tunnel (intercepted or passthrough) or a WebSocket relay that closed. */
     record TunnelEnded(Instant ts, String event, AuditFields fields) implements ProxyEvent {}
 
+    /**
+     * A DNS question the proxy's stub answered (the name and type only, never other query content): {@code answer} is
+     * the synthetic address given, or {@code NXDOMAIN}, {@code NODATA}, {@code REFUSED}; {@code suppressed} counts the
+     * lookups before this one that the audit's rate limit left out (null when none).
+     */
+    record DnsAnswered(Instant ts, String client, String name, String type, String answer, String decision,
+                       String rule, String reason, Long suppressed) implements ProxyEvent {}
+
     /** A policy reload: result is "success" or "failure"; errors carry the lines of a broken file. */
     record Reloaded(Instant ts, String result, String source, List<String> errors) implements ProxyEvent {}
 

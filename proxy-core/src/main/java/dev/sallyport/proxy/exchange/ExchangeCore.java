@@ -133,7 +133,7 @@ public final class ExchangeCore {
 
     private AuditRecord record(ExchangeRequest.Origin origin, String method, String path) {
         AuditRecord audit = new AuditRecord(context.nextId(), origin.client()).tls(origin.tls()).sni(origin.sni())
-                .protocol(origin.protocol());
+                .protocol(origin.protocol()).arrival(origin.arrival());
         if (method != null) {
             audit.request(method, path == null ? null : pathOnly(path));
         }

@@ -1,5 +1,6 @@
 package dev.sallyport.proxy.exchange;
 
+import dev.sallyport.proxy.internal.TunnelTarget;
 import dev.sallyport.proxy.inject.UpstreamLeg;
 import io.netty.handler.codec.http.HttpHeaders;
 import java.util.Objects;
@@ -91,12 +92,20 @@ public record ExchangeRequest(String method, Authority target, String originForm
      *
      * @param tls      {@code intercepted} inside a tunnel, {@code none} for plain HTTP (the audit record's {@code tls})
      * @param protocol the client's protocol: {@code http/1.1} (HTTP/1.0 too) or {@code h2}
+     * @param arrival  how the client's connection arrived: {@code explicit} (it asked the proxy) or
+     *                 {@code transparent} (captured: {@link dev.sallyport.proxy.internal.TunnelTarget#arrival})
      */
-    public record Origin(String client, String tls, String sni, String protocol) {
+    public record Origin(String client, String tls, String sni, String protocol, String arrival) {
         public Origin {
             Objects.requireNonNull(client, "client");
             Objects.requireNonNull(tls, "tls");
             Objects.requireNonNull(protocol, "protocol");
+            Objects.requireNonNull(arrival, "arrival");
+        }
+
+        /** A client that asked the proxy. */
+        public Origin(String client, String tls, String sni, String protocol) {
+            this(client, tls, sni, protocol, TunnelTarget.EXPLICIT);
         }
 
         /** An HTTP/1.1 client's. */

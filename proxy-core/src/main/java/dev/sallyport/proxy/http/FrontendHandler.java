@@ -96,7 +96,7 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter implemen
     private ExchangeRequest.Origin origin() {
         String client = AuditRecord.clientText(ctx.channel().remoteAddress());
         return tunnel == null ? new ExchangeRequest.Origin(client, "none", null)
-                : new ExchangeRequest.Origin(client, "intercepted", tunnel.sni());
+                : new ExchangeRequest.Origin(client, "intercepted", tunnel.sni(), "http/1.1", tunnel.arrival());
     }
 
     private void start(HttpRequest request) {

@@ -58,7 +58,7 @@ final class Http2Refusals extends Http2FrameLogger {
             Http2Error error = Http2Error.valueOf(errorCode);
             int status = error == Http2Error.REFUSED_STREAM ? 429 : 400;
             ExchangeRequest.Origin origin = new ExchangeRequest.Origin(AuditRecord.clientText(
-                    ctx.channel().remoteAddress()), "intercepted", tunnel.sni(), "h2");
+                    ctx.channel().remoteAddress()), "intercepted", tunnel.sni(), "h2", tunnel.arrival());
             core.recordRefused(origin, new Authority(tunnel.host(), tunnel.port()), status, reason(error));
         }
     }

@@ -86,7 +86,7 @@ final class Http2StreamFrontend extends ChannelInboundHandlerAdapter implements 
     private ExchangeRequest.Origin origin() {
         Channel connection = ctx.channel().parent();
         return new ExchangeRequest.Origin(AuditRecord.clientText(connection.remoteAddress()), "intercepted",
-                tunnel.sni(), "h2");
+                tunnel.sni(), "h2", tunnel.arrival());
     }
 
     @Override

@@ -29,6 +29,7 @@ public final class AuditRecord {
     private List<String> forwarded;
     private String protocol;
     private String upstreamProtocol;
+    private String arrival;
 
     public AuditRecord(String id, SocketAddress client) {
         this(id, clientText(client));
@@ -56,6 +57,8 @@ public final class AuditRecord {
     public AuditRecord sni(String value) { sni = value; return this; }
     public AuditRecord protocol(String value) { protocol = value; return this; }
     public AuditRecord upstreamProtocol(String value) { upstreamProtocol = value; return this; }
+    /** How the client's connection arrived: {@code explicit} or {@code transparent}. */
+    public AuditRecord arrival(String value) { arrival = value; return this; }
     public AuditRecord bytes(long up, long down) { bytesUp = up; bytesDown = down; return this; }
     public AuditRecord duration(long ms) { durationMs = ms; return this; }
     /** Names (never values) of the secrets injected into, or refused on, this request; none: no field. */
@@ -89,6 +92,6 @@ public final class AuditRecord {
 
     public AuditFields fields() {
         return new AuditFields(id, client, null, host, port, ip, method, path, status, decision, rule, reason, tls,
-                sni, bytesUp, bytesDown, durationMs, secrets, forwarded, protocol, upstreamProtocol);
+                sni, bytesUp, bytesDown, durationMs, secrets, forwarded, protocol, upstreamProtocol, arrival);
     }
 }

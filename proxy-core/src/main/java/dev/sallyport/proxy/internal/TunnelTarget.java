@@ -4,13 +4,25 @@ import dev.sallyport.policy.Decision;
 import dev.sallyport.proxy.internal.AuditRecord;
 
 /**
- * The destination a CONNECT opened: every request inside the tunnel must name it. {@code host} is normalized.
+ * The destination a CONNECT (or a transparent connection's original destination) opened: every request inside the
+ * tunnel must name it. {@code host} is normalized.
  *
- * @param sni the server name the client sent, null when it sent none (IP-literal targets only)
+ * @param sni     the server name the client sent, null when it sent none (IP-literal targets only)
+ * @param arrival {@link #EXPLICIT} or {@link #TRANSPARENT}: what every audit record of the tunnel says
  */
-public record TunnelTarget(String host, int port, Decision decision, String sni, AuditRecord audit) {
+public record TunnelTarget(String host, int port, Decision decision, String sni, AuditRecord audit, String arrival) {
+
+    /** A client that asked the proxy (a CONNECT, an absolute-form request). */
+    public static final String EXPLICIT = "explicit";
+    /** A connection captured on its way elsewhere. */
+    public static final String TRANSPARENT = "transparent";
+
+    /** A CONNECT's. */
+    public TunnelTarget(String host, int port, Decision decision, String sni, AuditRecord audit) {
+        this(host, port, decision, sni, audit, EXPLICIT);
+    }
 
     public TunnelTarget withSni(String value) {
-        return new TunnelTarget(host, port, decision, value, audit);
+        return new TunnelTarget(host, port, decision, value, audit, arrival);
     }
 }

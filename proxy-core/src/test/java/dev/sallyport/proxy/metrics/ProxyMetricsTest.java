@@ -112,7 +112,7 @@ class ProxyMetricsTest {
 
     private static AuditFields exchange(String protocol, String decision, String reason, Long durationMs) {
         return new AuditFields("id", null, null, "a.example", 443, null, "GET", "/", 200, decision, "r", reason,
-                "intercepted", null, 0L, 0L, durationMs, null, null, protocol, null);
+                "intercepted", null, 0L, 0L, durationMs, null, null, protocol);
     }
 
     @Test

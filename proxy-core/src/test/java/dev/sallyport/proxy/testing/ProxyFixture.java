@@ -27,6 +27,11 @@ public final class ProxyFixture implements AutoCloseable {
     private static final java.util.concurrent.atomic.AtomicInteger COUNT = new java.util.concurrent.atomic.AtomicInteger();
 
     private ProxyFixture(String yaml, MapResolver resolver, Path dir, Path policyFile) throws Exception {
+        this(yaml, resolver, dir, policyFile, null);
+    }
+
+    private ProxyFixture(String yaml, MapResolver resolver, Path dir, Path policyFile,
+                         dev.sallyport.proxy.ProxyOptions.Capture capture) throws Exception {
         this.resolver = resolver;
         auditFile = dir.resolve("audit-" + COUNT.incrementAndGet() + ".jsonl");
         String text = yaml.replace("AUDIT_PATH", auditFile.toString());
@@ -42,7 +47,13 @@ public final class ProxyFixture implements AutoCloseable {
         Files.write(caPem, CaExport.pem(ca, false));
         proxy = SallyportProxy.start(ProxyOptions.of(policy).withCa(ca).withListen(new HostPort("127.0.0.1", 0))
                 .withAdmin(new HostPort("127.0.0.1", 0))
-                .withListener(events).withResolver(resolver));
+                .withListener(events).withResolver(resolver).withCapture(capture));
+    }
+
+    /** Like {@link #start}, with the DNS stub (A answers only) and the transparent listener on loopback. */
+    public static ProxyFixture startWithCapture(String yaml, MapResolver resolver, Path dir) throws Exception {
+        return new ProxyFixture(yaml, resolver, dir, null, new dev.sallyport.proxy.ProxyOptions.Capture(
+                new HostPort("127.0.0.1", 0), new HostPort("127.0.0.1", 0), false));
     }
 
     /** {@code yaml} is a whole policy; see {@link #policy} for a helper that fills the usual parts. */

@@ -58,9 +58,11 @@ public final class BwrapCommand {
      * @param sources     folders shown from elsewhere ({@link RootDrop}'s idmapped mounts), by the folder they
      *                    stand for; a path inside one comes from the same place inside its source
      * @param caches      the workspace's package caches ({@link PackageCaches}): host folder by its place in the home
+     * @param givenNetwork the launcher already made the sandbox's network namespace (with the capture rules,
+     *                    {@link Launcher#withInotifyShareAndCapture}): bwrap keeps it instead of making an empty one
      */
     public record Layout(Path runtime, Path classes, Path javaHome, Optional<Ids> keepIds, List<Path> hostSockets,
-                         Map<Path, Path> sources, Map<String, Path> caches) {
+                         Map<Path, Path> sources, Map<String, Path> caches, boolean givenNetwork) {
         public Layout {
             hostSockets = List.copyOf(hostSockets);
             sources = Map.copyOf(sources);
@@ -76,9 +78,12 @@ public final class BwrapCommand {
         Optional<Ids> keepIds = layout.keepIds();
         BwrapCommand c = new BwrapCommand(bwrap, layout.sources());
         c.add(bwrap.path().toString());
-        c.add("--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-                "--unshare-cgroup-try", "--hostname", "sallyport-sandbox", "--die-with-parent", "--new-session",
-                "--cap-drop", "ALL");
+        c.add("--unshare-user", "--unshare-pid");
+        if (!layout.givenNetwork()) {
+            c.add("--unshare-net");
+        }
+        c.add("--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sallyport-sandbox",
+                "--die-with-parent", "--new-session", "--cap-drop", "ALL");
         keepIds.ifPresent(ids -> c.add("--uid", Integer.toString(ids.uid()), "--gid", Integer.toString(ids.gid())));
         if (bwrap.supportsDisableUserns()) {
             c.add("--disable-userns");

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -59,14 +58,14 @@ public final class HostLink implements AutoCloseable {
      * Waits, on a thread of its own, for the one connection from {@code sandbox} (the bwrap process); runs
      * {@code mountsDone} when it arrives (bwrap has built every mount by then).
      */
-    public synchronized void start(ProcessHandle sandbox, InetSocketAddress proxy, Rules rules, Runnable mountsDone) {
+    public synchronized void start(ProcessHandle sandbox, ProxyRelay.Targets proxy, Rules rules, Runnable mountsDone) {
         if (thread != null) {
             throw new IllegalStateException("sandbox link: started twice or already closed (expected: one start)");
         }
         thread = Thread.ofPlatform().daemon().name("sallyport-sandbox-link").start(() -> accept(sandbox, proxy, rules, mountsDone));
     }
 
-    private void accept(ProcessHandle sandbox, InetSocketAddress proxy, Rules rules, Runnable mountsDone) {
+    private void accept(ProcessHandle sandbox, ProxyRelay.Targets proxy, Rules rules, Runnable mountsDone) {
         int conn = -1;
         FdPassing.Message message = null;
         try {
@@ -100,7 +99,7 @@ public final class HostLink implements AutoCloseable {
         }
     }
 
-    private void take(FdPassing.Message message, InetSocketAddress proxy, Rules rules) throws IOException {
+    private void take(FdPassing.Message message, ProxyRelay.Targets proxy, Rules rules) throws IOException {
         String what = new String(message.payload(), StandardCharsets.US_ASCII);
         int[] fds = message.fds();
         int expected = what.equals(SUPERVISED) ? 3 : what.equals(LISTENER_ONLY) ? 1 : -1;
@@ -124,7 +123,7 @@ public final class HostLink implements AutoCloseable {
                 throw new IOException("descriptor 3 is " + kind + ", not a seccomp listener");
             }
         }
-        relay = ProxyRelay.start(listener, proxy);
+        relay = ProxyRelay.start(listener, rules.insidePort(), proxy);
         if (expected == 3) {
             supervisor = ConnectSupervisor.start(fds[2], new UnixPeers(fds[1]), rules);
         }

@@ -139,7 +139,7 @@ public final class Inside {
         awaitGoAhead(host);
         Sockets.close(host);
         if (abi >= 1) {
-            landlock.restrictCurrentThread(rules, launch.port(), abi);
+            landlock.restrictCurrentThread(rules, launch.anyTcpPort() ? Landlock.ANY_PORT : launch.port(), abi);
         }
         System.out.flush();
         System.err.flush();

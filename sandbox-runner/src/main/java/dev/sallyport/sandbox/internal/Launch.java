@@ -17,15 +17,16 @@ import java.util.Map;
  * rlimits to set where no cgroup holds the sandbox (0: none), the highest Landlock ABI to use
  * ({@code landlockAbiCap}, lower than the kernel's only in tests), lines to print first ({@code notices}) and files
  * to copy before the command starts ({@code seeds}: source and target paths inside, in pairs; a target that exists
- * is left as it is).
+ * is left as it is), and whether the command may connect to any TCP port of its own network namespace
+ * ({@code anyTcpPort}: transparent capture redirects them all to the listener) or only to {@code port}.
  * Travels as a read-only file (not argv or environment, so the setup JVM's {@code /proc} entries show nothing but
  * the file's name).
  */
 public record Launch(List<String> command, Map<String, String> env, String cwd, int port, String socket,
                      boolean requireLandlock, List<String> readPaths, List<String> writePaths,
                      List<String> devicePaths, long rlimitData, long rlimitTasks, boolean supervise,
-                     int landlockAbiCap, List<String> notices, List<String> seeds) {
-    private static final int MAGIC = 0x53504c32; // "SPL2"
+                     int landlockAbiCap, List<String> notices, List<String> seeds, boolean anyTcpPort) {
+    private static final int MAGIC = 0x53504c33; // "SPL3"
 
     public Launch {
         command = List.copyOf(command);
@@ -66,6 +67,7 @@ public record Launch(List<String> command, Map<String, String> env, String cwd, 
             out.writeInt(landlockAbiCap);
             writeList(out, notices);
             writeList(out, seeds);
+            out.writeBoolean(anyTcpPort);
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
@@ -85,7 +87,7 @@ public record Launch(List<String> command, Map<String, String> env, String cwd, 
         }
         return new Launch(command, env, readString(in), in.readInt(), readString(in), in.readBoolean(),
                 readList(in), readList(in), readList(in), in.readLong(), in.readLong(), in.readBoolean(), in.readInt(),
-                readList(in), readList(in));
+                readList(in), readList(in), in.readBoolean());
     }
 
     private static void writeList(DataOutputStream out, List<String> list) throws IOException {

@@ -28,9 +28,22 @@ public final class Launcher {
     /** $1 the inotify instances, $2 the watches, then the command. */
     static final String INOTIFY = "echo \"$1\" > /proc/sys/user/max_inotify_instances"
             + " && echo \"$2\" > /proc/sys/user/max_inotify_watches && shift 2 && exec \"$@\"";
+    /**
+     * $1 the inotify instances, $2 the watches, $3 {@code ip}, $4 {@code nft}, $5 the nftables rules, then the
+     * command: the loopback up with the synthetic prefix on it (so connects to it are routed at all) and the rules
+     * that redirect what is captured to the sandbox's listener.
+     */
+    static final String INOTIFY_AND_CAPTURE = "echo \"$1\" > /proc/sys/user/max_inotify_instances"
+            + " && echo \"$2\" > /proc/sys/user/max_inotify_watches"
+            + " && \"$3\" link set lo up && \"$3\" addr add " + CaptureRules.LOOPBACK_PREFIX + " dev lo"
+            + " && \"$4\" \"$5\" && shift 5 && exec \"$@\""
+            + " || { echo 'sallyport sandbox: cannot set up transparent capture in the sandbox network namespace"
+            + " (expected: ip and nft working in a user namespace; --no-capture runs without it)' >&2; exit 125; }";
     private static final Path UNSHARE = Path.of("/usr/bin/unshare");
     /** Whether the layer works, by the command line that starts it ({@code setpriv ...} for a root runner). */
     private static final Map<List<String>, Boolean> USER_NAMESPACE_LAYER = new ConcurrentHashMap<>();
+    /** Whether the capture rules load in the layer's network namespace, by the same command line. */
+    private static final Map<List<String>, Boolean> CAPTURE_LAYER = new ConcurrentHashMap<>();
 
     private Launcher() {
     }
@@ -53,6 +66,21 @@ public final class Launcher {
     }
 
     /**
+     * {@code command} prefixed with the user namespace that carries the sandbox's inotify share and, with it, the
+     * sandbox's network namespace: owned by that user namespace (where the launcher is root), so the launcher can
+     * bring the loopback up and load {@code rules} there, and the sandbox, a user namespace below, cannot change
+     * them.
+     */
+    public static List<String> withInotifyShareAndCapture(int instances, int watches, CaptureRules.Tools tools,
+                                                          String rules, List<String> command) {
+        List<String> argv = new ArrayList<>(List.of(UNSHARE.toString(), "--user", "--map-root-user", "--net",
+                "/bin/sh", "-c", INOTIFY_AND_CAPTURE, "sallyport-inotify", Integer.toString(instances),
+                Integer.toString(watches), tools.ip().toString(), tools.nft().toString(), rules));
+        argv.addAll(command);
+        return argv;
+    }
+
+    /**
      * Whether this host lets the runner make the user namespace and lower its inotify limits, started through
      * {@code prefix} (empty, or a root runner's {@code setpriv} to the command's uid); tried once per JVM and
      * prefix: {@code unshare} missing, or an AppArmor policy that denies capabilities in new namespaces, say no.
@@ -65,10 +93,32 @@ public final class Launcher {
         if (!Files.isExecutable(UNSHARE)) {
             return false;
         }
+        List<String> argv = new ArrayList<>(prefix);
+        argv.addAll(List.of(UNSHARE.toString(), "--user", "--map-root-user", "/bin/sh", "-c",
+                "v=$(cat /proc/sys/user/max_inotify_instances) && echo \"$v\" > /proc/sys/user/max_inotify_instances"));
+        return succeeds(argv);
+    }
+
+    /**
+     * Whether the capture rules load in a network namespace of that layer, started through {@code prefix}: tried once
+     * per JVM and prefix ({@code ip} or {@code nft} refused there, or a kernel without nf_tables' NAT, say no).
+     */
+    public static boolean captureLayer(List<String> prefix, CaptureRules.Tools tools) {
+        return CAPTURE_LAYER.computeIfAbsent(List.copyOf(prefix), p -> userNamespaceLayer(p) && tryCapture(p, tools));
+    }
+
+    private static boolean tryCapture(List<String> prefix, CaptureRules.Tools tools) {
+        List<String> argv = new ArrayList<>(prefix);
+        argv.addAll(List.of(UNSHARE.toString(), "--user", "--map-root-user", "--net", "/bin/sh", "-c",
+                "\"$1\" link set lo up && \"$1\" addr add " + CaptureRules.LOOPBACK_PREFIX + " dev lo && \"$2\" \"$3\"",
+                "sallyport-capture-probe", tools.ip().toString(), tools.nft().toString(),
+                CaptureRules.rules(3128)));
+        return succeeds(argv);
+    }
+
+    /** Runs {@code argv} with nothing in or out, for up to 10 seconds: true when it exits 0. */
+    private static boolean succeeds(List<String> argv) {
         try {
-            List<String> argv = new ArrayList<>(prefix);
-            argv.addAll(List.of(UNSHARE.toString(), "--user", "--map-root-user", "/bin/sh", "-c",
-                    "v=$(cat /proc/sys/user/max_inotify_instances) && echo \"$v\" > /proc/sys/user/max_inotify_instances"));
             Process p = new ProcessBuilder(argv)
                     .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
             p.getOutputStream().close();

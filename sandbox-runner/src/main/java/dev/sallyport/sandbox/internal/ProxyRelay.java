@@ -1,7 +1,9 @@
 package dev.sallyport.sandbox.internal;
 
 import java.io.IOException;
+import java.net.Inet4Address;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -9,22 +11,53 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The sandbox's only way out, run on the host: accepts on the sandbox's own listening socket (created inside,
  * in the sandbox's network namespace, and handed over by {@link HostLink}) and relays every connection to the
- * proxy's TCP address on the host's loopback. Nothing of ours listens or forwards inside the sandbox.
+ * proxy on the host's loopback. Nothing of ours listens or forwards inside the sandbox.
+ *
+ * <p>With transparent capture, the sandbox's nftables redirect every TCP connection to a synthetic address
+ * ({@code 198.18.0.0/15}) and to port 53 of its loopback to this same socket; the kernel's connection tracking says
+ * where each was headed ({@link Sockets#originalDestination}): the listener itself is the explicit proxy, port 53 is
+ * the proxy's DNS stub (over TCP), a synthetic address goes to the proxy's transparent listener behind a PROXY v2
+ * header that the relay writes before any byte of the sandbox's (so the sandbox cannot forge it). Anything else is
+ * closed.
  */
 public final class ProxyRelay implements AutoCloseable {
+
+    /**
+     * Where connections go: {@code explicit} the proxy's listener; with capture, {@code dns} its DNS stub's TCP
+     * address and {@code transparent} its transparent listener (both null without capture).
+     */
+    public record Targets(InetSocketAddress explicit, /* @Nullable */ InetSocketAddress dns,
+                          /* @Nullable */ InetSocketAddress transparent) {
+        public Targets(InetSocketAddress explicit) {
+            this(explicit, null, null);
+        }
+
+        boolean capture() {
+            return dns != null && transparent != null;
+        }
+    }
+
+    private static final int SYNTHETIC_BASE = (198 << 24) | (18 << 16);
+    private static final int SYNTHETIC_MASK = 0xfffe0000;
+    private static final byte[] PROXY_V2 = {0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a,
+        0x21, 0x11, 0x00, 0x0c};
+    private static final int DNS_PORT = 53;
+
     private final int listener;
-    private final InetSocketAddress proxy;
+    private final int insidePort;
+    private final Targets targets;
     private final Set<Pump> pumps = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
-    private ProxyRelay(int listener, InetSocketAddress proxy) {
+    private ProxyRelay(int listener, int insidePort, Targets targets) {
         this.listener = listener;
-        this.proxy = proxy;
+        this.insidePort = insidePort;
+        this.targets = targets;
     }
 
-    /** Takes ownership of {@code listener} and accepts on it until {@link #close()}. */
-    static ProxyRelay start(int listener, InetSocketAddress proxy) {
-        ProxyRelay relay = new ProxyRelay(listener, proxy);
+    /** Takes ownership of {@code listener} (bound to {@code insidePort}) and accepts on it until {@link #close()}. */
+    static ProxyRelay start(int listener, int insidePort, Targets targets) {
+        ProxyRelay relay = new ProxyRelay(listener, insidePort, targets);
         Thread.ofPlatform().daemon().name("sallyport-sandbox-relay").start(relay::accept);
         return relay;
     }
@@ -46,22 +79,61 @@ public final class ProxyRelay implements AutoCloseable {
             } catch (IOException e) {
                 return;
             }
-            Thread.ofPlatform().daemon().name("sallyport-relay-dial").stackSize(Pump.STACK).start(() -> {
-                SocketChannel upstream;
-                try {
-                    upstream = SocketChannel.open(proxy);
-                } catch (IOException e) {
-                    Sockets.close(inside);
-                    return;
-                }
-                Pump pump = new Pump(inside, upstream, pumps::remove);
-                pumps.add(pump);
-                if (closed) {
-                    pump.abort();
-                }
-                pump.start();
-            });
+            Thread.ofPlatform().daemon().name("sallyport-relay-dial").stackSize(Pump.STACK).start(() -> dial(inside));
         }
+    }
+
+    private void dial(int inside) {
+        InetSocketAddress original = targets.capture() ? Sockets.originalDestination(inside) : null;
+        InetSocketAddress to;
+        byte[] header = null;
+        if (original == null || (original.getAddress().isLoopbackAddress() && original.getPort() == insidePort)) {
+            to = targets.explicit();
+        } else if (original.getAddress().isLoopbackAddress() && original.getPort() == DNS_PORT) {
+            to = targets.dns();
+        } else if (isSynthetic(original)) {
+            to = targets.transparent();
+            header = header(original);
+        } else {
+            Sockets.close(inside);        // not a destination the sandbox's rules send here
+            return;
+        }
+        SocketChannel upstream;
+        try {
+            upstream = SocketChannel.open(to);
+            if (header != null) {
+                ByteBuffer b = ByteBuffer.wrap(header);
+                while (b.hasRemaining()) {
+                    upstream.write(b);
+                }
+            }
+        } catch (IOException e) {
+            Sockets.close(inside);
+            return;
+        }
+        Pump pump = new Pump(inside, upstream, pumps::remove);
+        pumps.add(pump);
+        if (closed) {
+            pump.abort();
+        }
+        pump.start();
+    }
+
+    private static boolean isSynthetic(InetSocketAddress address) {
+        if (!(address.getAddress() instanceof Inet4Address v4)) {
+            return false;
+        }
+        byte[] b = v4.getAddress();
+        int v = ((b[0] & 0xff) << 24) | ((b[1] & 0xff) << 16) | ((b[2] & 0xff) << 8) | (b[3] & 0xff);
+        return (v & SYNTHETIC_MASK) == SYNTHETIC_BASE;
+    }
+
+    /** PROXY v2, TCP over IPv4: the source (unknown here: 0.0.0.0:0) and the original destination. */
+    static byte[] header(InetSocketAddress original) {
+        ByteBuffer b = ByteBuffer.allocate(PROXY_V2.length + 12);
+        b.put(PROXY_V2).put(new byte[4]).put(original.getAddress().getAddress()).putShort((short) 0)
+                .putShort((short) original.getPort());
+        return b.array();
     }
 
     @Override

@@ -86,8 +86,7 @@ public final class RootDrop implements AutoCloseable {
                     sources.put(folder, at);
                 }
             }
-            List<String> prefix = List.of(setpriv, "--reuid=" + user.uid(), "--regid=" + user.gid(), "--clear-groups");
-            return new RootDrop(prefix, sources, usable, mounts);
+            return new RootDrop(prefix(setpriv, user), sources, usable, mounts);
         } catch (IOException e) {
             mounts.forEach(HostMount::close);
             throw new SandboxException("started as root: cannot prepare the run as uid " + user.uid() + ": "
@@ -96,6 +95,21 @@ public final class RootDrop implements AutoCloseable {
             mounts.forEach(HostMount::close);
             throw e;
         }
+    }
+
+    /**
+     * The {@link #prefix} that {@link #prepare} (or {@link #none}) will give {@code user}, known before anything is
+     * prepared (what the launcher can do depends on it).
+     */
+    public static List<String> prefixFor(WorkloadUser user) {
+        if (user instanceof WorkloadUser.Dropped dropped) {
+            return Executables.find("setpriv").map(setpriv -> prefix(setpriv.toString(), dropped)).orElse(List.of());
+        }
+        return List.of();
+    }
+
+    private static List<String> prefix(String setpriv, WorkloadUser.Dropped user) {
+        return List.of(setpriv, "--reuid=" + user.uid(), "--regid=" + user.gid(), "--clear-groups");
     }
 
     /** The command line before bwrap's: {@code setpriv ...} or nothing. */

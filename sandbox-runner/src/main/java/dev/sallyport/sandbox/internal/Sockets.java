@@ -139,6 +139,32 @@ final class Sockets {
         }
     }
 
+    /** {@code SOL_IP}'s {@code SO_ORIGINAL_DST}: where a connection the netfilter NAT redirected was headed. */
+    private static final int SOL_IP = 0;
+    private static final int SO_ORIGINAL_DST = 80;
+
+    /**
+     * The destination an accepted IPv4 connection was sent to before a {@code redirect} of its network namespace's
+     * nftables rewrote it, read from the kernel's connection tracking (the client cannot forge it); its own local
+     * address when nothing rewrote it; null when the kernel tracks no connection for it.
+     */
+    static java.net.InetSocketAddress originalDestination(int fd) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment addr = arena.allocate(16, 8);
+            MemorySegment length = arena.allocate(4, 4);
+            length.set(ValueLayout.JAVA_INT, 0, 16);
+            if (SYS.call("getsockopt", fd, SOL_IP, SO_ORIGINAL_DST, addr.address(), length.address()).failed()
+                    || addr.get(ValueLayout.JAVA_SHORT, 0) != AF_INET) {
+                return null;
+            }
+            int port = Short.toUnsignedInt(addr.get(ValueLayout.JAVA_SHORT.withOrder(ByteOrder.BIG_ENDIAN), 2));
+            byte[] ip = addr.asSlice(4, 4).toArray(ValueLayout.JAVA_BYTE);
+            return new java.net.InetSocketAddress(java.net.InetAddress.getByAddress(ip), port);
+        } catch (java.net.UnknownHostException e) {
+            return null;
+        }
+    }
+
     /** The port an INET socket is bound to. */
     static int localPort(int fd) throws IOException {
         try (Arena arena = Arena.ofConfined()) {

@@ -13,7 +13,7 @@ class LaunchTest {
     void roundTrips() throws IOException {
         Launch launch = new Launch(List.of("sh", "-c", "echo ü"), Map.of("A", "1", "B", ""), "/w", 3128,
                 "/run/sallyport/host.sock", true, List.of("/"), List.of("/w", "/tmp"), List.of("/dev"), 8L << 30, 4096,
-                true, 5, List.of("running as uid 1000"), List.of("/run/sallyport/gitconfig", "/home/u/.gitconfig"));
+                true, 5, List.of("running as uid 1000"), List.of("/run/sallyport/gitconfig", "/home/u/.gitconfig"), true);
         assertThat(Launch.decode(launch.encode())).isEqualTo(launch);
     }
 

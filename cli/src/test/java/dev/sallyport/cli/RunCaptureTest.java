@@ -1,0 +1,129 @@
+package dev.sallyport.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sallyport.testing.ExternalProcess;
+import dev.sallyport.testing.tools.HttpsSite;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Transparent capture in {@code sallyport run} (process backend): clients that ignore the proxy variables, run with
+ * the environment cleared ({@code env -i}), reach an allowed name through the sandbox's DNS (the run's proxy's stub)
+ * and its captured connections, exactly as through the explicit proxy: intercepted, decided, audited
+ * ({@code transparent}), secrets injected. A name no rule allows is NXDOMAIN and nothing leaves; UDP and raw sockets
+ * still go nowhere. Passes as root and as a normal user (see {@link ToolRun}).
+ */
+class RunCaptureTest {
+    private static final String HOST = "allowed.example.test";
+    private static final String BODY = "hello from " + HOST + "\n";
+    private static final String SECRET_VALUE = "capture-secret-value-19af2c";
+
+    @TempDir
+    Path dir;
+
+    private ToolRun tools;
+    private HttpsSite site;
+
+    @BeforeEach
+    void serve() {
+        tools = new ToolRun(dir);
+        site = tools.site(HOST).route("/", exchange -> HttpsSite.respond(exchange, 200, BODY));
+    }
+
+    @AfterEach
+    void stop() {
+        tools.close();
+    }
+
+    private String url(String path) {
+        return tools.origin(HOST) + path;
+    }
+
+    @Test
+    void curlWithNoProxyVariablesReachesAnAllowedName() throws IOException {
+        ExternalProcess.Result r = tools.run("", Map.of(), "env -i /usr/bin/curl -fsS --noproxy '*' --cacert "
+                + "/etc/ssl/certs/ca-certificates.crt " + url("/hello.txt"));
+        assertThat(r.exit()).as(r.stdout() + r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo(BODY);
+        String audit = tools.audit();
+        assertThat(audit).contains("\"event\":\"dns\"").contains("\"host\":\"" + HOST + "\"");
+        assertThat(audit.lines().filter(l -> l.contains("\"path\":\"/hello.txt\"")))
+                .isNotEmpty().allSatisfy(l -> assertThat(l).contains("\"arrival\":\"transparent\""));
+    }
+
+    @Test
+    void opensslAndPythonReachItWithoutTheProxyVariables() throws IOException {
+        int port = site.port();
+        String script = "env -i /usr/bin/openssl s_client -connect " + HOST + ":" + port + " -servername " + HOST
+                + " -CAfile /etc/ssl/certs/ca-certificates.crt -verify_return_error -brief < /dev/null"
+                + "; echo openssl=$?; env -i /usr/bin/python3 -c '"
+                + "import http.client, ssl\n"
+                + "c = http.client.HTTPSConnection(\"" + HOST + "\", " + port + ", context=ssl.create_default_context("
+                + "cafile=\"/etc/ssl/certs/ca-certificates.crt\"))\n"
+                + "c.request(\"GET\", \"/hello.txt\")\n"
+                + "print(\"python=\" + c.getresponse().read().decode().strip())\n'";
+        ExternalProcess.Result r = tools.run("", Map.of(), script);
+        assertThat(r.stdout()).as(r.stderr()).contains("openssl=0").contains("python=hello from " + HOST);
+    }
+
+    @Test
+    void aDeniedNameIsNxdomainAndNothingIsAskedOutside() throws IOException {
+        ExternalProcess.Result r = tools.run("", Map.of(), "env -i /usr/bin/getent ahosts denied.example.test;"
+                + " echo getent=$?; env -i /usr/bin/python3 -c '"
+                + "import socket\n"
+                + "try:\n socket.getaddrinfo(\"" + "x".repeat(60) + ".exfil.denied.example.test\", 443)\n"
+                + "except socket.gaierror as e: print(\"gai=\" + str(e.errno == socket.EAI_NONAME))\n'");
+        assertThat(r.stdout()).as(r.stderr()).contains("getent=2").contains("gai=True");
+        String audit = tools.audit();
+        assertThat(audit).contains("\"host\":\"denied.example.test\"").contains("\"answer\":\"NXDOMAIN\"");
+        assertThat(audit).doesNotContain("\"host\":\"denied.example.test\",\"port\"");
+    }
+
+    @Test
+    void udpAndRawSocketsStillGoNowhere() throws IOException {
+        ExternalProcess.Result r = tools.run("", Map.of(), "env -i /usr/bin/python3 -c '"
+                + "import socket\n"
+                + "u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                + "u.settimeout(2)\n"
+                + "u.sendto(b\"x\", (\"198.18.0.1\", 443))\n"
+                + "try:\n u.recvfrom(10); print(\"udp=answered\")\n"
+                + "except OSError: print(\"udp=nothing\")\n"
+                + "try:\n socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP); print(\"raw=open\")\n"
+                + "except OSError: print(\"raw=refused\")\n"
+                + "try:\n socket.create_connection((\"10.20.30.40\", 443), timeout=2); print(\"direct=open\")\n"
+                + "except OSError: print(\"direct=refused\")\n'");
+        assertThat(r.stdout()).as(r.stderr()).contains("udp=nothing").contains("raw=refused")
+                .contains("direct=refused");
+    }
+
+    @Test
+    void aSecretPlaceholderIsInjectedOnATransparentConnection() throws IOException {
+        Path secret = Files.writeString(dir.resolve("secret"), SECRET_VALUE + "\n");
+        String secrets = "secrets:\n  - name: TOKEN\n    from: file:" + secret + "\n    hosts: [" + HOST + "]\n"
+                + "    headers: [Authorization]\n";
+        ExternalProcess.Result r = tools.run(secrets, Map.of(), "env -i /usr/bin/curl -fsS --noproxy '*' --cacert "
+                + "/etc/ssl/certs/ca-certificates.crt -H \"Authorization: Bearer $TOKEN\" " + url("/auth"));
+        assertThat(r.exit()).as(r.stdout() + r.stderr()).isZero();
+        assertThat(site.requests()).anySatisfy(q -> {
+            assertThat(q.target()).isEqualTo("/auth");
+            assertThat(q.headers().get("authorization")).containsExactly("Bearer " + SECRET_VALUE);
+        });
+        assertThat(r.stdout()).doesNotContain(SECRET_VALUE);
+        assertThat(tools.audit()).contains("\"secrets\":[\"TOKEN\"]").doesNotContain(SECRET_VALUE);
+    }
+
+    @Test
+    void noCaptureLeavesTheSandboxWithoutDns() throws IOException {
+        ExternalProcess.Result r = tools.runWith(java.util.List.of("--no-capture"), "", Map.of(),
+                "env -i /usr/bin/curl -sS --noproxy '*' " + url("/hello.txt") + "; echo curl=$?");
+        assertThat(r.stdout()).as(r.stderr()).contains("curl=6");
+        assertThat(tools.audit()).doesNotContain("\"event\":\"dns\"");
+    }
+}

@@ -1,0 +1,55 @@
+package dev.sallyport.proxy.dns;
+
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.dns.DatagramDnsQuery;
+import io.netty.handler.codec.dns.DatagramDnsResponse;
+import io.netty.handler.codec.dns.DefaultDnsResponse;
+import io.netty.handler.codec.dns.DnsQuery;
+import io.netty.handler.codec.dns.DnsResponse;
+import java.net.SocketAddress;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Answers each decoded query with {@link DnsStub}: over UDP to the datagram's sender, over TCP on the connection
+ * (several queries per connection). A datagram that does not decode is dropped; a TCP stream that does not is
+ * closed.
+ */
+@ChannelHandler.Sharable
+final class DnsQueryHandler extends SimpleChannelInboundHandler<DnsQuery> {
+
+    private static final Logger LOGGER = LoggerFactory.getLogger(DnsQueryHandler.class);
+    private final DnsStub stub;
+    private final boolean datagram;
+
+    DnsQueryHandler(DnsStub stub, boolean datagram) {
+        this.stub = stub;
+        this.datagram = datagram;
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, DnsQuery query) {
+        DnsResponse response;
+        SocketAddress client;
+        if (query instanceof DatagramDnsQuery d) {
+            response = new DatagramDnsResponse(d.recipient(), d.sender(), d.id());
+            client = d.sender();
+        } else {
+            response = new DefaultDnsResponse(query.id());
+            client = ctx.channel().remoteAddress();
+        }
+        stub.answer(query, response, DnsServer.printable(client));
+        ctx.writeAndFlush(response);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        LOGGER.debug("dns: dropped a query that does not decode", cause);
+        if (!datagram) {
+            ctx.writeAndFlush(ctx.alloc().buffer(0)).addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+}

@@ -1,0 +1,85 @@
+package dev.sallyport.proxy.dns;
+
+import dev.sallyport.proxy.internal.AuditRecord;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.epoll.EpollDatagramChannel;
+import io.netty.channel.socket.DatagramChannel;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioDatagramChannel;
+import io.netty.handler.codec.dns.DatagramDnsQueryDecoder;
+import io.netty.handler.codec.dns.DatagramDnsResponseEncoder;
+import io.netty.handler.codec.dns.TcpDnsQueryDecoder;
+import io.netty.handler.codec.dns.TcpDnsResponseEncoder;
+import io.netty.handler.timeout.ReadTimeoutHandler;
+import dev.sallyport.proxy.internal.Transports;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The DNS stub's listeners: UDP and TCP on one address (port 0 picks one port free for both), on the proxy's event
+ * loops. A TCP connection that sends nothing for 10 seconds is closed.
+ */
+public final class DnsServer implements AutoCloseable {
+
+    private static final int IDLE_SECONDS = 10;
+    private final Channel udp;
+    private final Channel tcp;
+
+    private DnsServer(Channel udp, Channel tcp) {
+        this.udp = udp;
+        this.tcp = tcp;
+    }
+
+    /** Binds both listeners on {@code address}; on failure nothing stays bound. */
+    public static DnsServer start(InetSocketAddress address, EventLoopGroup group, DnsStub stub)
+            throws InterruptedException {
+        DnsQueryHandler datagrams = new DnsQueryHandler(stub, true);
+        DnsQueryHandler streams = new DnsQueryHandler(stub, false);
+        Channel tcp = new ServerBootstrap().group(group).channel(Transports.serverChannel())
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(new ReadTimeoutHandler(IDLE_SECONDS, TimeUnit.SECONDS),
+                                new TcpDnsQueryDecoder(), new TcpDnsResponseEncoder(), streams);
+                    }
+                })
+                .bind(address).sync().channel();
+        try {
+            InetSocketAddress bound = (InetSocketAddress) tcp.localAddress();
+            Channel udp = new Bootstrap().group(group)
+                    .channel(Transports.nativeTransport() ? EpollDatagramChannel.class : NioDatagramChannel.class)
+                    .handler(new ChannelInitializer<DatagramChannel>() {
+                        @Override
+                        protected void initChannel(DatagramChannel ch) {
+                            ch.pipeline().addLast(new DatagramDnsQueryDecoder(), new DatagramDnsResponseEncoder(),
+                                    datagrams);
+                        }
+                    })
+                    .bind(bound).sync().channel();
+            return new DnsServer(udp, tcp);
+        } catch (InterruptedException | RuntimeException e) {
+            tcp.close().syncUninterruptibly();
+            throw e;
+        }
+    }
+
+    /** Where both listeners are bound (the same address and port). */
+    public InetSocketAddress address() {
+        return (InetSocketAddress) tcp.localAddress();
+    }
+
+    static String printable(SocketAddress client) {
+        return AuditRecord.clientText(client);
+    }
+
+    @Override
+    public void close() {
+        udp.close().syncUninterruptibly();
+        tcp.close().syncUninterruptibly();
+    }
+}

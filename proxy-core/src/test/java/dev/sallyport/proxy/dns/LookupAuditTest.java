@@ -1,0 +1,41 @@
+package dev.sallyport.proxy.dns;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sallyport.policy.Decision;
+import dev.sallyport.policy.TlsMode;
+import dev.sallyport.policy.Verdict;
+import dev.sallyport.proxy.events.ProxyEvent;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+class LookupAuditTest {
+
+    private static final Decision DENY = new Decision(Verdict.DENY, null, 0, "no_matching_rule", TlsMode.INTERCEPT,
+            null);
+
+    @Test
+    void aFloodIsCutToTheBurstAndTheNextRecordCountsWhatWasLeftOut() {
+        AtomicReference<Instant> now = new AtomicReference<>(Instant.parse("2026-12-01T00:00:00Z"));
+        List<ProxyEvent.DnsAnswered> records = new CopyOnWriteArrayList<>();
+        LookupAudit audit = new LookupAudit(e -> records.add((ProxyEvent.DnsAnswered) e), now::get, 5, 2);
+        for (int i = 0; i < 1_000; i++) {
+            audit.answered("127.0.0.1:5000", "x" + i + ".test", "A", "NXDOMAIN", DENY, DENY.reason());
+        }
+        assertThat(records).hasSize(5);
+        assertThat(records).allSatisfy(r -> assertThat(r.suppressed()).isNull());
+        now.set(now.get().plus(Duration.ofMillis(500)));
+        audit.answered("127.0.0.1:5000", "late.test", "TXT", "NXDOMAIN", DENY, DENY.reason());
+        assertThat(records).hasSize(6);
+        ProxyEvent.DnsAnswered last = records.getLast();
+        assertThat(last.suppressed()).isEqualTo(995L);
+        assertThat(last.name()).isEqualTo("late.test");
+        assertThat(last.type()).isEqualTo("TXT");
+        assertThat(last.decision()).isEqualTo("deny");
+        assertThat(last.reason()).isEqualTo("no_matching_rule");
+    }
+}

@@ -1,0 +1,101 @@
+package dev.sallyport.proxy.dns;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.net.InetAddress;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+class SyntheticAddressesTest {
+
+    private final AtomicReference<Instant> now = new AtomicReference<>(Instant.parse("2026-12-01T00:00:00Z"));
+    private final InstantSource clock = () -> now.get();
+
+    private void advance(Duration d) {
+        now.set(now.get().plus(d));
+    }
+
+    @Test
+    void aNameKeepsItsAddressAndTheAddressNamesIt() {
+        SyntheticAddresses pool = new SyntheticAddresses(8, Duration.ofMinutes(10), clock);
+        SyntheticAddresses.Slot a = pool.assign("a.test").orElseThrow();
+        SyntheticAddresses.Slot b = pool.assign("b.test").orElseThrow();
+        assertThat(a).isNotEqualTo(b);
+        assertThat(pool.assign("a.test")).contains(a);
+        assertThat(pool.nameFor(a.v4())).contains("a.test");
+        assertThat(pool.nameFor(a.v6())).contains("a.test");
+        assertThat(pool.nameFor(b.v4())).contains("b.test");
+        assertThat(a.v4().getHostAddress()).startsWith("198.18.");
+        assertThat(SyntheticAddresses.isSynthetic(a.v6())).isTrue();
+    }
+
+    @Test
+    void addressesOutsideThePrefixesAndUnassignedOnesNameNothing() throws Exception {
+        SyntheticAddresses pool = new SyntheticAddresses(8, Duration.ofMinutes(10), clock);
+        pool.assign("a.test");
+        for (String other : new String[] {"198.17.255.255", "198.20.0.1", "127.0.0.1", "198.19.255.254", "::1",
+            "fd5a:11b0:7f00:54::1", "fd5a:11b0:7f00:53::2:0:1"}) {
+            assertThat(pool.nameFor(InetAddress.getByName(other))).as(other).isEmpty();
+        }
+    }
+
+    @Test
+    void anExpiredMappingNamesNothingAndItsAddressGoesToNoOtherNameSoon() {
+        SyntheticAddresses pool = new SyntheticAddresses(4, Duration.ofMinutes(10), clock);
+        SyntheticAddresses.Slot a = pool.assign("a.test").orElseThrow();
+        advance(Duration.ofMinutes(10));
+        assertThat(pool.nameFor(a.v4())).as("expired").isEmpty();
+        advance(Duration.ofMinutes(11));
+        Set<Integer> seen = new HashSet<>();
+        for (int i = 0; i < 3; i++) {
+            seen.add(pool.assign("n" + i + ".test").orElseThrow().index());
+        }
+        assertThat(seen).doesNotContain(a.index());
+        assertThat(pool.nameFor(a.v4())).isEmpty();
+    }
+
+    @Test
+    void askingAgainKeepsTheMappingAlive() {
+        SyntheticAddresses pool = new SyntheticAddresses(4, Duration.ofMinutes(10), clock);
+        SyntheticAddresses.Slot a = pool.assign("a.test").orElseThrow();
+        for (int i = 0; i < 5; i++) {
+            advance(Duration.ofMinutes(9));
+            assertThat(pool.assign("a.test")).contains(a);
+        }
+        assertThat(pool.nameFor(a.v4())).contains("a.test");
+    }
+
+    @Test
+    void aFloodOfNamesIsRefusedInsteadOfTakingALivingNamesAddress() {
+        SyntheticAddresses pool = new SyntheticAddresses(16, Duration.ofMinutes(10), clock);
+        SyntheticAddresses.Slot victim = pool.assign("victim.test").orElseThrow();
+        int refused = 0;
+        for (int i = 0; i < 10_000; i++) {
+            if (pool.assign("flood-" + i + ".zone.test").isEmpty()) {
+                refused++;
+            }
+        }
+        assertThat(refused).isEqualTo(10_000 - 15);
+        assertThat(pool.size()).isEqualTo(16);
+        assertThat(pool.nameFor(victim.v4())).contains("victim.test");
+        assertThat(pool.assign("victim.test")).contains(victim);
+        // even once everything expired, a freed slot is handed out only after the cursor came round
+        advance(Duration.ofMinutes(25));
+        SyntheticAddresses.Slot next = pool.assign("late.test").orElseThrow();
+        assertThat(next.index()).isGreaterThan(victim.index() + 15);
+    }
+
+    @Test
+    void boundsAreChecked() {
+        assertThatThrownBy(() -> new SyntheticAddresses(0, Duration.ofMinutes(1), clock))
+                .hasMessage("capacity: 0 (expected: 1..32768)");
+        assertThatThrownBy(() -> new SyntheticAddresses(4, Duration.ZERO, clock))
+                .hasMessage("lifetime: PT0S (expected: > 0)");
+    }
+}
