@@ -16,7 +16,7 @@ public record ProxySettings(HostPort listen, HostPort admin, Limits limits, Time
                             String adminTokenEnv, Path adminTokenFile, boolean http2) {
 
     public static final ProxySettings DEFAULTS = new ProxySettings(new HostPort("127.0.0.1", 3128),
-            new HostPort("127.0.0.1", 9901), Limits.DEFAULTS, Timeouts.DEFAULTS, null, null, false);
+            new HostPort("127.0.0.1", 9901), Limits.DEFAULTS, Timeouts.DEFAULTS, null, null, true);
 
     /** The settings without HTTP/2. */
     public ProxySettings(HostPort listen, HostPort admin, Limits limits, Timeouts timeouts, String adminTokenEnv,

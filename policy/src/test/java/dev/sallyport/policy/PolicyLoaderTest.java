@@ -327,7 +327,7 @@ class PolicyLoaderTest {
                 Duration.ofMinutes(10), Duration.ofHours(1), Duration.ZERO));
         assertThat(p.proxy().adminTokenFile()).isEqualTo(dir.toAbsolutePath().resolve("secrets/admin.token"));
         assertThat(p.proxy().http2()).isTrue();
-        assertThat(ProxySettings.DEFAULTS.http2()).isFalse();
+        assertThat(ProxySettings.DEFAULTS.http2()).isTrue();
         assertThat(p.upstream().trustFiles()).containsExactly(dir.toAbsolutePath().resolve("corp.pem"));
         assertThat(p.network().deny()).hasSize(DefaultDeny.NETWORKS.size() + 1);
         assertThat(p.rules().getFirst().ports()).isEqualTo(Set.of(443, 8443));

@@ -75,7 +75,7 @@ class ClientsTest {
         HttpResponse<String> response = client.send(HttpRequest.newBuilder(URI.create(base + "/jdk?q=1"))
                 .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(response.statusCode()).isEqualTo(200);
-        assertThat(response.version()).isEqualTo(HttpClient.Version.HTTP_1_1);
+        assertThat(response.version()).isEqualTo(HttpClient.Version.HTTP_2);     // offered by default
         assertThat(response.body()).startsWith("GET /jdk?q=1 host=upstream.test:" + upstream.port());
         client.close();
     }

@@ -56,7 +56,7 @@ class Http2Test {
         String allowPrivate = "api.test:" + up.tls.port();
         proxy = ProxyFixture.start(ProxyFixture.policy(up.root, allowPrivate, "  http2: true\n", rules) + secrets,
                 resolver, up.dir);
-        h1Only = ProxyFixture.start(ProxyFixture.policy(up.root, allowPrivate, "", rules),
+        h1Only = ProxyFixture.start(ProxyFixture.policy(up.root, allowPrivate, "  http2: false\n", rules),
                 new MapResolver().map("api.test", "127.0.0.1"), ProxyFixture.tempDir());
         trust = Trust.of(proxy.caPem);
         authority = "api.test:" + up.tls.port();

@@ -47,7 +47,7 @@ class InterceptTest {
     }
 
     ExternalProcess.Result curl(ProxyFixture p, String... args) {
-        List<String> cmd = new ArrayList<>(List.of("curl", "-sS", "--max-time", "10", "-x", p.proxyUrl(),
+        List<String> cmd = new ArrayList<>(List.of("curl", "--http1.1", "-sS", "--max-time", "10", "-x", p.proxyUrl(),
                 "--cacert", p.caPem.toString(), "-D", "-", "--noproxy", ""));
         cmd.addAll(List.of(args));
         return ExternalProcess.run(Duration.ofSeconds(20), cmd, null);

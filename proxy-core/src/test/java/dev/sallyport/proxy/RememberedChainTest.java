@@ -50,7 +50,7 @@ class RememberedChainTest {
     }
 
     static String get(String host) {
-        ExternalProcess.Result r = ExternalProcess.run(Duration.ofSeconds(20), List.of("curl", "-sS", "--max-time",
+        ExternalProcess.Result r = ExternalProcess.run(Duration.ofSeconds(20), List.of("curl", "--http1.1", "-sS", "--max-time",
                 "10", "-x", proxy.proxyUrl(), "--cacert", proxy.caPem.toString(), "-D", "-", "--noproxy", "",
                 "https://" + host + ":" + upstream.port() + "/echo"), null);
         return r.stdout();

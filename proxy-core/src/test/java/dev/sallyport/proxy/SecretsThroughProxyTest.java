@@ -333,7 +333,7 @@ class SecretsThroughProxyTest {
     }
 
     static List<String> curlBase() {
-        return new ArrayList<>(List.of("curl", "-sS", "--max-time", "10", "-x",
+        return new ArrayList<>(List.of("curl", "--http1.1", "-sS", "--max-time", "10", "-x",
                 proxy.address().getHostString() + ":" + proxy.address().getPort(), "--cacert", caPem.toString(),
                 "-D", "-", "--noproxy", ""));
     }

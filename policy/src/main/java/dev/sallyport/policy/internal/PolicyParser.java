@@ -137,7 +137,7 @@ public final class PolicyParser {
                     "a different address or port");
             return null;
         }
-        Boolean http2 = m.containsKey("http2") ? t.bool(m.get("http2"), "proxy.http2") : Boolean.FALSE;
+        Boolean http2 = m.containsKey("http2") ? t.bool(m.get("http2"), "proxy.http2") : Boolean.TRUE;
         if (http2 == null) {
             return null;
         }
