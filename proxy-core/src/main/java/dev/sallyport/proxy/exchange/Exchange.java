@@ -223,8 +223,12 @@ public final class Exchange {
 
     /** True for a gRPC request ({@code content-type: application/grpc}, with or without a suffix). */
     static boolean grpc(HttpRequest head) {
-        String type = head.headers().get(HttpHeaderNames.CONTENT_TYPE);
-        return type != null && type.regionMatches(true, 0, "application/grpc", 0, 16);
+        return isGrpc(head.headers().get(HttpHeaderNames.CONTENT_TYPE));
+    }
+
+    /** True for a gRPC request's {@code content-type} ({@code application/grpc}, with or without a suffix). */
+    public static boolean isGrpc(CharSequence contentType) {
+        return contentType != null && contentType.toString().regionMatches(true, 0, "application/grpc", 0, 16);
     }
 
     /**

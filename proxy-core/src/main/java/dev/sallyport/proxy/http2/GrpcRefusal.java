@@ -21,12 +21,6 @@ final class GrpcRefusal {
 
     private GrpcRefusal() {}
 
-    /** True for a request a gRPC client sent ({@code content-type: application/grpc}, with or without a suffix). */
-    static boolean isGrpc(CharSequence contentType) {
-        return contentType != null && contentType.length() >= 16
-                && contentType.toString().regionMatches(true, 0, "application/grpc", 0, 16);
-    }
-
     /** The gRPC status for a refusal the proxy would answer with HTTP {@code status}. */
     static int code(int status) {
         return switch (status) {

@@ -107,7 +107,7 @@ final class Http2StreamFrontend extends ChannelInboundHandlerAdapter implements 
         refusals.taken(((Http2StreamChannel) ctx.channel()).stream().id());
         boolean end = frame.isEndStream();
         request = end ? Request.ENDED : Request.BODY;
-        grpc = GrpcRefusal.isGrpc(frame.headers().get("content-type"));
+        grpc = Exchange.isGrpc(frame.headers().get("content-type"));
         switch (Http2Requests.read(frame.headers(), end, tunnel, origin())) {
             case Http2Requests.Refuse r -> {
                 CharSequence method = frame.headers().method();

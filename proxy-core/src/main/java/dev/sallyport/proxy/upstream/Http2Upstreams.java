@@ -26,6 +26,7 @@ import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -125,13 +126,14 @@ final class Http2Upstreams {
         if (list == null) {
             return null;
         }
-        for (Parent p : List.copyOf(list)) {
+        for (Iterator<Parent> it = list.iterator(); it.hasNext(); ) {     // on the key's loop: no copy needed
+            Parent p = it.next();
             if (!p.open()) {
-                list.remove(p);
+                it.remove();
                 continue;
             }
             if (!engine.onDial(dest.host(), dest.port(), p.address()).permitsTraffic()) {
-                list.remove(p);
+                it.remove();
                 p.channel().close();
                 continue;
             }
