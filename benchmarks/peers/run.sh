@@ -310,6 +310,12 @@ for target in $TARGETS; do
       --duration $((PROXY_WARMUP / 2)) >/dev/null 2>>"$work/loadgen.log" || true
     loadgen --url "https://www.bench.test:$UP_PORT/small" --proxy "$proxy_addr" --connections 8 --new-connection \
       --warmup 0 --duration $((PROXY_WARMUP / 2)) >/dev/null 2>>"$work/loadgen.log" || true
+    if [ "$target" = sallyport ] && [[ " $SCENARIOS " == *" h2 "* ]]; then
+      # the HTTP/2 paths (both legs) get the same warm-up as the HTTP/1.1 ones: a cold path would be measured
+      # with the JIT compiler's CPU in it
+      loadgen --url "https://www.bench.test:$UP_PORT/small" --proxy "$proxy_addr" --connections 16 \
+        --h2-streams 8 --warmup 0 --duration $((PROXY_WARMUP / 2)) >/dev/null 2>>"$work/loadgen.log" || true
+    fi
     # and new host names (minting, new upstream connections), none of which the minting scenario uses
     if [ "$WARM_HOSTS" -gt 0 ]; then
       loadgen --url "https://www.bench.test:$UP_PORT/small" --proxy "$proxy_addr" --connections 8 --new-connection \
