@@ -12,6 +12,7 @@
 #   nghttp2-client              nghttp, a real HTTP/2 client of the proxy (Http2ClientsTest)
 #   chromium                    a real headless browser that renders the audit report (cli's AuditReportTest)
 #   bind9-dnsutils              dig, a real resolver client of the proxy's DNS stub
+#   squid-openssl               a real parent proxy for upstream.proxy chaining (proxy-core's ParentProxyTest)
 # and, from the npm registry, @grpc/grpc-js (a real grpc-node client through the proxy, proxy-core's
 # GrpcTest) into $SALLYPORT_TEST_NODE_MODULES (default /var/cache/sallyport-test/node).
 set -euo pipefail
@@ -19,7 +20,8 @@ need=()
 for pair in curl:curl openssl:openssl git:git bwrap:bubblewrap unshare:util-linux nft:nftables ip:iproute2 \
             sysctl:procps sha256sum:coreutils /usr/lib/cni/bridge:containernetworking-plugins python3:python3 \
             getent:libc-bin mvn:maven wget:wget node:nodejs npm:npm /usr/bin/javac:default-jdk-headless \
-            nghttp:nghttp2-client chromium:chromium dig:bind9-dnsutils; do
+            nghttp:nghttp2-client chromium:chromium dig:bind9-dnsutils \
+            /usr/sbin/squid:squid-openssl; do
   cmd=${pair%%:*}; pkg=${pair##*:}
   command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
 done
