@@ -2,7 +2,8 @@
 # The image's root file system with the application (/app/sallyport.jar), built from what is on this machine (no
 # registry, no daemon): a runtime cut by jlink from the build's JDK to the modules the CLI uses, the C library
 # and libgcc_s from this machine's Debian packages (libc6, libgcc-s1: the JVM needs nothing else), /etc entries
-# for the unprivileged user 65532, and empty mount points for the state volume, /tmp and the policy.
+# for the unprivileged user 65532, empty mount points for the state volume, /tmp and the policy, and the
+# start-up cache trained on all of it.
 #   build-root.sh OUT_DIR CLI_JAR
 set -euo pipefail
 out=$1 jar=$2
@@ -44,4 +45,16 @@ root:x:0:
 sallyport:x:65532:
 GR
 echo "hosts: files dns" > "$out/etc/nsswitch.conf"
+# The JDK's ahead-of-time cache (JEP 483/514), trained here by a short proxy run on loopback
+# (dev.sallyport.cli.AotTraining) with the image's own runtime, jar and JVM options (jvm-options, and the heap
+# the image's JDK_JAVA_OPTIONS sets). The cache checks the jar and
+# the runtime by size and modification time, not path: everything gets the time Jib gives every file it
+# layers (one second after the epoch) before the training, so the image's copies are the trained ones.
+cp "$(dirname "$0")/jvm-options" "$out/app/jvm-options"    # the entrypoint's options (a java @-file)
+find "$out" -exec touch -h -d @1 {} +
+JDK_JAVA_OPTIONS=-Xmx128m "$out/opt/java/bin/java" @"$out/app/jvm-options" -XX:AOTCacheOutput="$out/app/sallyport.aot" \
+  -cp "$out/app/sallyport.jar" dev.sallyport.cli.AotTraining > "$out.aot.log" 2>&1 \
+  || { echo "build-root.sh: AOT training failed (expected: a proxy run on loopback); its output:" >&2; cat "$out.aot.log" >&2; exit 1; }
+[ -f "$out/app/sallyport.aot" ] || { echo "build-root.sh: no AOT cache written; see $out.aot.log" >&2; exit 1; }
+touch -d @1 "$out/app/sallyport.aot"
 echo "build-root.sh: $out: modules $modules; $(du -sh "$out" | cut -f1)"

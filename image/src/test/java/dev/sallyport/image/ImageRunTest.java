@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
  * The image Jib built (target/sallyport-image.tar, an OCI layout) run for real: copied by skopeo, unpacked by umoci,
  * started by runc with a read-only root, no capabilities at all, its own user (65532), the policy mounted read-only,
  * the state directory and /tmp as volumes. It answers {@code /readyz}, denies by default, writes the audit log to
- * stdout as JSON Lines, and stops cleanly on SIGTERM.
+ * stdout as JSON Lines, and stops cleanly on SIGTERM. The JVM must use the AOT cache trained at build time.
  */
 class ImageRunTest {
 
@@ -61,6 +61,12 @@ class ImageRunTest {
         assertThat(process.get("user").get("uid").asInt()).as("the image's own user").isEqualTo(65532);
         assertThat(process.get("args").toString()).contains("\"proxy\"", "/etc/sallyport/policy.yaml");
         process.put("terminal", false);
+        // the start-up cache trained at build time must be usable: AOTMode=on makes the JVM refuse to start if not
+        ArrayNode env = JSON.createArrayNode();
+        process.get("env").forEach(e -> env.add(e.asText().startsWith("JDK_JAVA_OPTIONS=")
+                ? e.asText() + " -XX:AOTMode=on" : e.asText()));
+        assertThat(env.toString()).contains("JDK_JAVA_OPTIONS=-Xmx128m -XX:AOTMode=on");
+        process.set("env", env);
         ObjectNode none = JSON.createObjectNode();
         for (String set : List.of("bounding", "effective", "inheritable", "permitted", "ambient")) {
             none.putArray(set);
