@@ -12,14 +12,18 @@
 #   nghttp2-client              nghttp, a real HTTP/2 client of the proxy (Http2ClientsTest)
 #   chromium                    a real headless browser that renders the audit report (cli's AuditReportTest)
 #   bind9-dnsutils              dig, a real resolver client of the proxy's DNS stub
+#   squid-openssl               a real parent proxy for upstream.proxy chaining (proxy-core's ParentProxyTest)
+#   skopeo, umoci, runc         copy, unpack and run the OCI image the build makes (image's ImageRunTest)
 # and, from the npm registry, @grpc/grpc-js (a real grpc-node client through the proxy, proxy-core's
-# GrpcTest) into $SALLYPORT_TEST_NODE_MODULES (default /var/cache/sallyport-test/node).
+# GrpcTest), kubernetes-models and yaml (the Kubernetes API schemas the manifests are validated against offline,
+# examples' KubernetesManifestsTest) into $SALLYPORT_TEST_NODE_MODULES (default /var/cache/sallyport-test/node).
 set -euo pipefail
 need=()
 for pair in curl:curl openssl:openssl git:git bwrap:bubblewrap unshare:util-linux nft:nftables ip:iproute2 \
             sysctl:procps sha256sum:coreutils /usr/lib/cni/bridge:containernetworking-plugins python3:python3 \
             getent:libc-bin mvn:maven wget:wget node:nodejs npm:npm /usr/bin/javac:default-jdk-headless \
-            nghttp:nghttp2-client chromium:chromium dig:bind9-dnsutils; do
+            nghttp:nghttp2-client chromium:chromium dig:bind9-dnsutils \
+            /usr/sbin/squid:squid-openssl skopeo:skopeo umoci:umoci runc:runc; do
   cmd=${pair%%:*}; pkg=${pair##*:}
   command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
 done
@@ -34,15 +38,17 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-grpc_js_version=1.14.7
 node_dir=${SALLYPORT_TEST_NODE_MODULES:-/var/cache/sallyport-test/node}
-if [ ! -f "$node_dir/node_modules/@grpc/grpc-js/package.json" ] \
-    || ! grep -q "\"version\": \"$grpc_js_version\"" "$node_dir/node_modules/@grpc/grpc-js/package.json"; then
-  if mkdir -p "$node_dir" 2>/dev/null && [ -w "$node_dir" ]; then
-    echo "install-deps: installing @grpc/grpc-js $grpc_js_version into $node_dir" >&2
-    npm install --silent --no-audit --no-fund --prefix "$node_dir" "@grpc/grpc-js@$grpc_js_version" >/dev/null
-  else
-    echo "install-deps: cannot write $node_dir for @grpc/grpc-js (expected: run as root, or set SALLYPORT_TEST_NODE_MODULES)" >&2
-    exit 1
+for spec in @grpc/grpc-js@1.14.7 kubernetes-models@5.1.0 yaml@2.9.1; do
+  name=${spec%@*} version=${spec##*@}
+  if [ ! -f "$node_dir/node_modules/$name/package.json" ] \
+      || ! grep -q "\"version\": \"$version\"" "$node_dir/node_modules/$name/package.json"; then
+    if mkdir -p "$node_dir" 2>/dev/null && [ -w "$node_dir" ]; then
+      echo "install-deps: installing $name $version into $node_dir" >&2
+      npm install --silent --no-audit --no-fund --prefix "$node_dir" "$spec" >/dev/null
+    else
+      echo "install-deps: cannot write $node_dir for $name (expected: run as root, or set SALLYPORT_TEST_NODE_MODULES)" >&2
+      exit 1
+    fi
   fi
-fi
+done

@@ -138,6 +138,31 @@ class PolicyLoaderTest {
     }
 
     @Test
+    void aParentProxyIsReadWithWhereItsCredentialsAreAndWhatGoesDirect() throws Exception {
+        Policy p = PolicyLoader.parse("""
+                upstream:
+                  proxy:
+                    address: proxy.corp.example:3128
+                    credentials: {file: /etc/sallyport/parent.auth}
+                    no_proxy: [intranet.example, '*.corp.example', 10.0.0.0/8, 'fd00::1']
+                """, "/etc/sallyport/policy.yaml");
+        UpstreamProxy parent = p.upstream().proxy();
+        assertThat(parent.address()).isEqualTo(new HostPort("proxy.corp.example", 3128));
+        assertThat(parent.credentials()).isEqualTo(new SecretSource.File(Path.of("/etc/sallyport/parent.auth")));
+        assertThat(p.upstream().systemTrust()).isTrue();
+        assertThat(parent.direct("intranet.example")).isTrue();
+        assertThat(parent.direct("git.corp.example")).isTrue();
+        assertThat(parent.direct("corp.example")).as("'*.' never matches the name itself").isFalse();
+        assertThat(parent.direct("10.1.2.3")).isTrue();
+        assertThat(parent.direct("fd00::1")).isTrue();
+        assertThat(parent.direct("11.0.0.1")).isFalse();
+        assertThat(parent.direct("api.example.com")).isFalse();
+        assertThat(PolicyLoader.parse("upstream: {proxy: {address: '10.0.0.1:8080', credentials: {env: PARENT}}}\n",
+                "p.yaml").upstream().proxy().credentials()).isEqualTo(new SecretSource.Env("PARENT"));
+        assertThat(PolicyLoader.parse("", "p.yaml").upstream().proxy()).isNull();
+    }
+
+    @Test
     void auditRotationBySizeOrTimeIsForFilesOnly() throws Exception {
         Policy p = PolicyLoader.parse("audit: {path: /var/log/sp/audit.jsonl, rotate_bytes: 104857600, rotate_every: 1h}\n",
                 "policy.yaml");
@@ -186,6 +211,14 @@ class PolicyLoaderTest {
         "proxy: {listen: '127.0.0.1:3128', admin: '127.0.0.1:3128'}|1:42 proxy.admin|same address",
         "ca: {cert: a.pem}|1:5 ca|only one of cert and key",
         "upstream: {trust: []}|1:19 upstream.trust|is empty",
+        "upstream: {proxy: {no_proxy: [a.example]}}|1:19 upstream.proxy|has no address",
+        "upstream: {proxy: {address: 'parent.example'}}|1:29 upstream.proxy.address|no port",
+        "upstream: {proxy: {address: 'parent.example:0'}}|1:29 upstream.proxy.address|port 0",
+        "upstream: {proxy: {address: 'p.example:3128', credentials: {env: A, file: b}}}|1:60 upstream.proxy.credentials|2 sources",
+        "upstream: {proxy: {address: 'p.example:3128', credentials: {env: '1A'}}}|1:66 upstream.proxy.credentials.env|environment variable",
+        "upstream: {proxy: {address: 'p.example:3128', no_proxy: ['*.com']}}|1:58 upstream.proxy.no_proxy[0]|top-level domain",
+        "upstream: {proxy: {address: 'p.example:3128', no_proxy: [10.0.0.1/8]}}|1:58 upstream.proxy.no_proxy[0]|host bits",
+        "upstream: {proxy: {address: 'p.example:3128', user: x}}|1:47 upstream.proxy.user|unknown key 'user'",
         "network: {deny: all}|1:17 network.deny|not a deny list",
         "network: {deny: [default, 10.0.0.1/8]}|1:27 network.deny[1]|host bits",
         "network: {allow_private: ['10.0.0.0/8']}|1:27 network.allow_private[0]|no port",

@@ -28,6 +28,7 @@ import dev.sallyport.proxy.mitm.ServerContexts;
 import dev.sallyport.proxy.reload.PolicyHolder;
 import dev.sallyport.proxy.reload.Snapshot;
 import dev.sallyport.proxy.internal.Transports;
+import dev.sallyport.proxy.upstream.ParentProxy;
 import dev.sallyport.proxy.upstream.UpstreamConnector;
 import dev.sallyport.proxy.upstream.UpstreamTls;
 import io.netty.bootstrap.ServerBootstrap;
@@ -223,7 +224,10 @@ public final class SallyportProxy implements AutoCloseable {
         });
         ExecutorService dnsExecutor = Executors.newVirtualThreadPerTaskExecutor();
         Resolver resolver = options.resolver() != null ? options.resolver() : Resolver.system(dnsExecutor);
-        UpstreamConnector connector = new UpstreamConnector(context, resolver::resolve, prepared.upstreamTls());
+        ParentProxy parent = policy.upstream().proxy() == null ? null
+                : ParentProxy.of(policy.upstream().proxy(), System.getenv());
+        UpstreamConnector connector = new UpstreamConnector(context, resolver::resolve, prepared.upstreamTls(),
+                parent);
         HostPort listen = options.listenOverride() != null ? options.listenOverride() : policy.proxy().listen();
         EventLoopGroup group = Transports.group(0);
         try {

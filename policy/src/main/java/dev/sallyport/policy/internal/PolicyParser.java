@@ -4,6 +4,7 @@ import dev.sallyport.policy.AuditSettings;
 import dev.sallyport.policy.CaSettings;
 import dev.sallyport.policy.Cidr;
 import dev.sallyport.policy.DefaultDeny;
+import dev.sallyport.policy.HostPattern;
 import dev.sallyport.policy.HostPort;
 import dev.sallyport.policy.Limits;
 import dev.sallyport.policy.Mode;
@@ -13,8 +14,10 @@ import dev.sallyport.policy.PolicyProblem;
 import dev.sallyport.policy.PrivateException;
 import dev.sallyport.policy.ProxySettings;
 import dev.sallyport.policy.Rule;
+import dev.sallyport.policy.SecretSource;
 import dev.sallyport.policy.SecretSpec;
 import dev.sallyport.policy.Timeouts;
+import dev.sallyport.policy.UpstreamProxy;
 import dev.sallyport.policy.UpstreamSettings;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
@@ -250,11 +253,93 @@ public final class PolicyParser {
     }
 
     private UpstreamSettings upstream(Node node) {
-        Map<String, Node> m = t.mapping(node, "upstream", Set.of("trust"));
+        Map<String, Node> m = t.mapping(node, "upstream", Set.of("trust", "proxy"));
         if (m == null) {
             return null;
         }
-        Node trust = m.get("trust");
+        UpstreamSettings trusted = trust(m.get("trust"));
+        if (!m.containsKey("proxy")) {
+            return trusted;
+        }
+        UpstreamProxy parent = parentProxy(m.get("proxy"));
+        return trusted == null || parent == null ? null : trusted.withProxy(parent);
+    }
+
+    private UpstreamProxy parentProxy(Node node) {
+        Map<String, Node> m = t.mapping(node, "upstream.proxy", Set.of("address", "credentials", "no_proxy"));
+        if (m == null) {
+            return null;
+        }
+        boolean ok = true;
+        HostPort address = null;
+        if (m.get("address") == null) {
+            t.problem(node, "upstream.proxy", "has no address", "address: HOST:PORT of the parent proxy");
+            ok = false;
+        } else {
+            address = t.parsed(m.get("address"), "upstream.proxy.address", "HOST:PORT of the parent proxy",
+                    s -> {
+                        HostPort hp = HostPort.parse(s);
+                        if (hp.port() == 0) {
+                            throw new IllegalArgumentException("port 0");
+                        }
+                        return hp;
+                    });
+            ok = address != null;
+        }
+        SecretSource credentials = null;
+        Node cn = m.get("credentials");
+        if (cn != null) {
+            Map<String, Node> cm = t.mapping(cn, "upstream.proxy.credentials", Set.of("env", "file"));
+            if (cm == null) {
+                ok = false;
+            } else if (cm.size() != 1) {
+                t.problem(cn, "upstream.proxy.credentials", "has " + cm.size() + " sources",
+                        "exactly one of {env: NAME} or {file: PATH} holding user:password");
+                ok = false;
+            } else if (cm.containsKey("env")) {
+                credentials = t.parsed(cm.get("env"), "upstream.proxy.credentials.env",
+                        "an environment variable name", SecretSource.Env::new);
+                ok &= credentials != null;
+            } else {
+                Path file = path(cm.get("file"), "upstream.proxy.credentials.file");
+                credentials = file == null ? null : new SecretSource.File(file);
+                ok &= file != null;
+            }
+        }
+        List<HostPattern> hosts = new ArrayList<>();
+        List<Cidr> nets = new ArrayList<>();
+        Node np = m.get("no_proxy");
+        List<Node> items = np == null ? List.of()
+                : t.sequence(np, "upstream.proxy.no_proxy", "host names, '*.' patterns and networks");
+        if (items == null) {
+            ok = false;
+        } else {
+            for (int i = 0; i < items.size(); i++) {
+                String where = "upstream.proxy.no_proxy[" + i + "]";
+                String s = t.string(items.get(i), where, "a host name, a '*.' pattern or a network");
+                if (s == null) {
+                    ok = false;
+                } else if (s.indexOf('/') >= 0) {
+                    Cidr net = t.parsed(items.get(i), where, "a network such as 10.0.0.0/8", Cidr::parse);
+                    if (net == null) {
+                        ok = false;
+                    } else {
+                        nets.add(net);
+                    }
+                } else {
+                    HostPattern host = t.parsed(items.get(i), where, HostPattern.EXPECTED, HostPattern::parse);
+                    if (host == null) {
+                        ok = false;
+                    } else {
+                        hosts.add(host);
+                    }
+                }
+            }
+        }
+        return ok ? new UpstreamProxy(address, credentials, hosts, nets) : null;
+    }
+
+    private UpstreamSettings trust(Node trust) {
         if (trust == null) {
             return UpstreamSettings.SYSTEM;
         }

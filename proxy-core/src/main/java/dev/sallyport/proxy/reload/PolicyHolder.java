@@ -210,7 +210,9 @@ public final class PolicyHolder implements AutoCloseable {
         note(notes, "audit", running.audit(), loaded.audit());
         ProxySettings kept = new ProxySettings(was.listen(), was.admin(), now.limits(), now.timeouts(),
                 was.adminTokenEnv(), was.adminTokenFile(), now.http2());
-        return new Policy(kept, running.ca(), running.audit(), loaded.mode(), loaded.upstream(), loaded.network(),
+        note(notes, "upstream.proxy", running.upstream().proxy(), loaded.upstream().proxy());
+        return new Policy(kept, running.ca(), running.audit(), loaded.mode(),
+                loaded.upstream().withProxy(running.upstream().proxy()), loaded.network(),
                 loaded.rules(), loaded.secrets(), loaded.source());
     }
 

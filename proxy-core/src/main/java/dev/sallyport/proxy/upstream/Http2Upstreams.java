@@ -3,7 +3,6 @@ package dev.sallyport.proxy.upstream;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.sallyport.policy.IpAddress;
-import dev.sallyport.policy.PolicyEngine;
 import dev.sallyport.policy.Timeouts;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
@@ -117,11 +116,11 @@ final class Http2Upstreams {
     }
 
     /**
-     * A pooled connection for {@code key} with room for a stream whose address {@code engine} still allows, or null.
+     * A pooled connection for {@code key} with room for a stream whose address {@code allowed} still accepts, or null.
      * A connection whose address the policy no longer allows leaves the pool (its streams finish; it closes).
      * Call on {@code key.loop()}.
      */
-    Parent pooled(Key key, Destination dest, PolicyEngine engine) {
+    Parent pooled(Key key, Predicate<IpAddress> allowed) {
         List<Parent> list = parents.get(key);
         if (list == null) {
             return null;
@@ -132,7 +131,7 @@ final class Http2Upstreams {
                 it.remove();
                 continue;
             }
-            if (!engine.onDial(dest.host(), dest.port(), p.address()).permitsTraffic()) {
+            if (!allowed.test(p.address())) {
                 it.remove();
                 p.channel().close();
                 continue;

@@ -1,6 +1,7 @@
 package dev.sallyport.proxy.upstream;
 
 import dev.sallyport.policy.Decision;
+import dev.sallyport.policy.HostPort;
 import dev.sallyport.policy.IpAddress;
 import dev.sallyport.policy.PolicyEngine;
 import dev.sallyport.policy.Timeouts;
@@ -27,6 +28,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * Gets an upstream connection for a destination. Resolves through the {@link HostLookup}, checks EVERY address
@@ -43,11 +45,18 @@ public final class UpstreamConnector implements Dialer {
     private final UpstreamTls tls;
     private final UpstreamPool pool = new UpstreamPool();
     private final Http2Upstreams h2;
+    private final ParentProxy parent;       // nullable: every destination is dialed directly
 
     public UpstreamConnector(ProxyContext context, HostLookup resolver, UpstreamTls tls) {
+        this(context, resolver, tls, null);
+    }
+
+    /** {@code parent} (nullable): the parent proxy of {@code upstream.proxy}, fixed for the proxy's life. */
+    public UpstreamConnector(ProxyContext context, HostLookup resolver, UpstreamTls tls, ParentProxy parent) {
         this.context = context;
         this.resolver = resolver;
         this.tls = tls;
+        this.parent = parent;
         this.h2 = new Http2Upstreams(value -> context.snapshot().secrets().holdsRealValue(value));
     }
 
@@ -74,27 +83,95 @@ public final class UpstreamConnector implements Dialer {
 
     private void lookupAndDial(Destination dest, PolicyEngine engine, EventLoop loop, String hop,
                                Promise<UpstreamLease> promise) {
-        Timeouts timeouts = context.policy().proxy().timeouts();
-        Optional<IpAddress> literal = IpAddress.parseStrict(dest.host());
-        if (literal.isPresent()) {
-            dial(dest, engine, List.of(literal.get().toInetAddress()), loop, hop, promise);
+        if (parent != null && parent.carries(dest)) {
+            throughParent(dest, engine, loop, hop, promise);
             return;
         }
-        ScheduledFuture<?> timer = loop.schedule(() -> promise.tryFailure(new UpstreamFailure(504, "dns_timeout",
-                hop + "DNS lookup timed out after " + timeouts.connect().toMillis() + " ms", null)),
-                timeouts.connect().toNanos(), TimeUnit.NANOSECONDS);
-        resolver.lookup(dest.host()).whenComplete((addresses, error) -> loop.execute(() -> {
+        resolve(dest.host(), DESTINATION, loop, hop, promise,
+                addresses -> dial(dest, engine, addresses, loop, hop, promise));
+    }
+
+    /** What a failed lookup is called: the destination's own, or the parent proxy's. */
+    private record Lookup(String whose, String timeoutReason, String failedReason) {
+    }
+
+    private static final Lookup DESTINATION = new Lookup("", "dns_timeout", "dns_failed");
+
+    private void resolve(String host, Lookup lookup, EventLoop loop, String hop, Promise<UpstreamLease> promise,
+                         Consumer<List<InetAddress>> then) {
+        Optional<IpAddress> literal = IpAddress.parseStrict(host);
+        if (literal.isPresent()) {
+            then.accept(List.of(literal.get().toInetAddress()));
+            return;
+        }
+        Timeouts timeouts = context.policy().proxy().timeouts();
+        ScheduledFuture<?> timer = loop.schedule(() -> promise.tryFailure(new UpstreamFailure(504,
+                lookup.timeoutReason(), hop + lookup.whose() + "DNS lookup timed out after "
+                + timeouts.connect().toMillis() + " ms", null)), timeouts.connect().toNanos(), TimeUnit.NANOSECONDS);
+        resolver.lookup(host).whenComplete((addresses, error) -> loop.execute(() -> {
             timer.cancel(false);
             if (promise.isDone()) {
                 return;
             }
             if (error != null || addresses == null || addresses.isEmpty()) {
-                promise.tryFailure(new UpstreamFailure(502, "dns_failed", hop + "DNS lookup failed: "
-                        + (error == null ? "no addresses" : rootMessage(error)), null));
+                promise.tryFailure(new UpstreamFailure(502, lookup.failedReason(), hop + lookup.whose()
+                        + "DNS lookup failed: " + (error == null ? "no addresses" : rootMessage(error)), null));
                 return;
             }
-            dial(dest, engine, addresses, loop, hop, promise);
+            then.accept(addresses);
         }));
+    }
+
+    /**
+     * Through the parent proxy: the destination's name is the parent's to resolve (Sallyport never looks it up);
+     * an IP literal destination is still checked with {@code onDial}. The parent's own address is exempt from
+     * {@code network.deny} (a corporate proxy is usually on a private network), as the parent only: the same
+     * address as a destination is checked like any other.
+     */
+    private void throughParent(Destination dest, PolicyEngine engine, EventLoop loop, String hop,
+                               Promise<UpstreamLease> promise) {
+        Optional<IpAddress> literal = IpAddress.parseStrict(dest.host());
+        if (literal.isPresent() && denied(dest, engine, literal.get(), hop, promise)) {
+            return;
+        }
+        HostPort at = parent.address();
+        Lookup lookup = new Lookup("parent proxy " + at + ": ", ParentConnectHandler.TIMEOUT,
+                ParentConnectHandler.CONNECT_FAILED);
+        resolve(at.host(), lookup, loop, hop, promise, addresses -> {
+            IpAddress chosen = IpAddress.of(addresses.getFirst());
+            if (context.isSelf(chosen.toInetAddress(), at.port())) {
+                promise.tryFailure(new UpstreamFailure(403, "proxy_self", hop + "parent proxy " + at + " ("
+                        + chosen + ") is this proxy's own listener", chosen.toString()));
+                return;
+            }
+            open(dest, chosen, at.port(), true, loop, hop, promise,
+                    again -> throughParent(again, engine, loop, hop, promise));
+        });
+    }
+
+    /** Fails {@code promise} and returns true when {@code network.deny} refuses {@code ip} for {@code dest}. */
+    private static boolean denied(Destination dest, PolicyEngine engine, IpAddress ip, String hop,
+                                  Promise<UpstreamLease> promise) {
+        Decision decision = engine.onDial(dest.host(), dest.port(), ip);
+        if (decision.permitsTraffic()) {
+            return false;
+        }
+        promise.tryFailure(new UpstreamFailure(403, decision.reason(), hop + "address " + ip
+                + " is denied by network.deny (" + decision.reason() + ")", ip.toString()));
+        return true;
+    }
+
+    /**
+     * True when a connection to {@code dest} that dialed {@code dialed} may carry an exchange under {@code engine}
+     * (a policy reload can take an address away). Through the parent only an IP literal destination has an
+     * address to check; the parent's own is exempt.
+     */
+    private boolean stillAllowed(Destination dest, PolicyEngine engine, IpAddress dialed) {
+        if (parent != null && parent.carries(dest)) {
+            return IpAddress.parseStrict(dest.host())
+                    .map(ip -> engine.onDial(dest.host(), dest.port(), ip).permitsTraffic()).orElse(true);
+        }
+        return engine.onDial(dest.host(), dest.port(), dialed).permitsTraffic();
     }
 
     /**
@@ -104,9 +181,9 @@ public final class UpstreamConnector implements Dialer {
     private boolean streamOnPooled(Destination dest, PolicyEngine engine, EventLoop loop, String hop,
                                    Promise<UpstreamLease> promise) {
         Http2Upstreams.Key key = Http2Upstreams.key(loop, dest);
-        Http2Upstreams.Parent parent = h2.pooled(key, dest, engine);
-        if (parent != null) {
-            openStream(parent, dest, hop, true, promise);
+        Http2Upstreams.Parent pooled = h2.pooled(key, address -> stillAllowed(dest, engine, address));
+        if (pooled != null) {
+            openStream(pooled, dest, hop, true, promise);
             return true;
         }
         Future<Http2Upstreams.Parent> pending = h2.dialing(key);
@@ -115,8 +192,7 @@ public final class UpstreamConnector implements Dialer {
         }
         pending.addListener(f -> {
             Http2Upstreams.Parent dialed = f.isSuccess() ? (Http2Upstreams.Parent) f.getNow() : null;
-            if (dialed != null && dialed.open() && dialed.hasRoom()
-                    && engine.onDial(dest.host(), dest.port(), dialed.address()).permitsTraffic()) {
+            if (dialed != null && dialed.open() && dialed.hasRoom() && stillAllowed(dest, engine, dialed.address())) {
                 openStream(dialed, dest, hop, true, promise);
             } else if (f.cause() instanceof UpstreamFailure failure) {
                 promise.tryFailure(failure);
@@ -148,7 +224,7 @@ public final class UpstreamConnector implements Dialer {
         while ((parked = pool.poll(key)) != null) {
             IpAddress address = parked.address();
             // the proxy's own listeners do not change, and dial() refused them: only the policy can have moved
-            if (engine.onDial(dest.host(), dest.port(), address).permitsTraffic()) {
+            if (stillAllowed(dest, engine, address)) {
                 return promise.trySuccess(new UpstreamLease(parked.channel(), address, dest, true));
             }
             parked.channel().close();
@@ -183,11 +259,7 @@ public final class UpstreamConnector implements Dialer {
     private void dial(Destination dest, PolicyEngine engine, List<InetAddress> addresses, EventLoop loop, String hop,
                       Promise<UpstreamLease> promise) {
         for (InetAddress address : addresses) {
-            IpAddress ip = IpAddress.of(address);
-            Decision decision = engine.onDial(dest.host(), dest.port(), ip);
-            if (!decision.permitsTraffic()) {
-                promise.tryFailure(new UpstreamFailure(403, decision.reason(), hop + "address " + ip
-                        + " is denied by network.deny (" + decision.reason() + ")", ip.toString()));
+            if (denied(dest, engine, IpAddress.of(address), hop, promise)) {
                 return;
             }
         }
@@ -198,8 +270,22 @@ public final class UpstreamConnector implements Dialer {
                     + " is this proxy's own listener", ipText));
             return;
         }
+        open(dest, chosen, dest.port(), false, loop, hop, promise,
+                again -> dial(again, engine, addresses, loop, hop, promise));
+    }
+
+    /**
+     * Connects to {@code chosen:port}, the destination's checked address or, {@code viaParent}, the parent proxy's
+     * (whose {@code CONNECT} then opens the tunnel to the destination), then TLS and ALPN as the destination asks.
+     * {@code again} dials the destination anew over HTTP/2, for a server that refused http/1.1.
+     */
+    private void open(Destination dest, IpAddress chosen, int port, boolean viaParent, EventLoop loop, String hop,
+                      Promise<UpstreamLease> promise, Consumer<Destination> again) {
+        String ipText = chosen.toString();
         Timeouts timeouts = context.policy().proxy().timeouts();
         long started = System.nanoTime();
+        UpstreamInitializer.ParentLeg leg = viaParent ? new UpstreamInitializer.ParentLeg(parent.address()
+                + " (" + ipText + ")", ipText, parent.authorization(), loop.newPromise()) : null;
         ChannelFuture connect = new Bootstrap()
                 .group(loop)
                 .channel(Transports.socketChannel())
@@ -207,8 +293,8 @@ public final class UpstreamConnector implements Dialer {
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE,
                         timeouts.connect().toMillis()))
-                .handler(new UpstreamInitializer(dest, dest.h2() ? tls.alpn() : tls.http1(), timeouts))
-                .connect(new InetSocketAddress(chosen.toInetAddress(), dest.port()));
+                .handler(new UpstreamInitializer(dest, dest.h2() ? tls.alpn() : tls.http1(), timeouts, leg))
+                .connect(new InetSocketAddress(chosen.toInetAddress(), port));
         Promise<Http2Upstreams.Parent> parentPromise = null;
         if (dest.h2() && Boolean.TRUE.equals(h2.remembered(dest))) {
             Http2Upstreams.Key key = Http2Upstreams.key(loop, dest);
@@ -230,9 +316,12 @@ public final class UpstreamConnector implements Dialer {
         connect.addListener((ChannelFuture f) -> {
             if (!f.isSuccess()) {
                 boolean timeout = f.cause() instanceof ConnectTimeoutException;
-                promise.tryFailure(new UpstreamFailure(timeout ? 504 : 502,
-                        timeout ? "upstream_connect_timeout" : "upstream_connect_failed",
-                        hop + "upstream connect to " + ipText + " failed: " + rootMessage(f.cause()), ipText));
+                String reason = viaParent
+                        ? (timeout ? ParentConnectHandler.TIMEOUT : ParentConnectHandler.CONNECT_FAILED)
+                        : (timeout ? "upstream_connect_timeout" : "upstream_connect_failed");
+                promise.tryFailure(new UpstreamFailure(timeout ? 504 : 502, reason, hop
+                        + (viaParent ? "parent proxy " + parent.address() + " connect to " : "upstream connect to ")
+                        + ipText + " failed: " + rootMessage(f.cause()), ipText));
                 return;
             }
             Channel ch = f.channel();
@@ -241,39 +330,60 @@ public final class UpstreamConnector implements Dialer {
                     ch.close();
                 }
             });
-            SslHandler ssl = ch.pipeline().get(SslHandler.class);
-            if (ssl == null) {
-                connected(dest, ch, chosen, started, promise);
+            if (leg == null) {
+                tunnelled(dest, ch, chosen, started, hop, parentReady, promise, again);
                 return;
             }
-            ch.read();
-            ssl.handshakeFuture().addListener(h -> {
-                if (h.isSuccess() && dest.h2()) {
-                    boolean speaksH2 = ApplicationProtocolNames.HTTP_2.equals(ssl.applicationProtocol());
-                    h2.remember(dest, speaksH2);
-                    if (speaksH2) {
-                        Http2Upstreams.Parent parent = h2.becomeHttp2(Http2Upstreams.key(loop, dest), ch, chosen,
-                                timeouts);
-                        emitConnected(dest, started);
-                        if (parentReady != null) {
-                            parentReady.trySuccess(parent);
-                        }
-                        openStream(parent, dest, hop, false, promise);
-                        return;
-                    }
-                }
-                if (h.isSuccess()) {
-                    connected(dest, ch, chosen, started, promise);
-                } else if (dest.mayFallBackToH2() && refusedHttp1(h.cause())) {
-                    h2.rememberOnlyH2(dest);    // nothing was sent: the exchange goes again, over HTTP/2
-                    dial(dest.withH2(), engine, addresses, loop, hop, promise);
+            leg.tunnel().addListener(t -> {
+                if (t.isSuccess()) {
+                    tunnelled(dest, ch, chosen, started, hop, parentReady, promise, again);
                 } else {
-                    boolean timeout = h.cause() instanceof SslHandshakeTimeoutException;
-                    promise.tryFailure(new UpstreamFailure(timeout ? 504 : 502,
-                            timeout ? "upstream_tls_timeout" : "upstream_tls_failed",
-                            hop + "upstream TLS handshake failed: " + rootMessage(h.cause()), ipText));
+                    UpstreamFailure failure = (UpstreamFailure) t.cause();
+                    promise.tryFailure(new UpstreamFailure(failure.status(), failure.reason(),
+                            hop + failure.getMessage(), failure.ip()));
                 }
             });
+        });
+    }
+
+    /** The TCP connection reaches the destination (directly, or through the parent's tunnel): TLS, ALPN, lease. */
+    private void tunnelled(Destination dest, Channel ch, IpAddress chosen, long started, String hop,
+                           Promise<Http2Upstreams.Parent> parentReady, Promise<UpstreamLease> promise,
+                           Consumer<Destination> again) {
+        SslHandler ssl = ch.pipeline().get(SslHandler.class);
+        if (ssl == null) {
+            connected(dest, ch, chosen, started, promise);
+            return;
+        }
+        ch.read();
+        EventLoop loop = ch.eventLoop();
+        Timeouts timeouts = context.policy().proxy().timeouts();
+        ssl.handshakeFuture().addListener(h -> {
+            if (h.isSuccess() && dest.h2()) {
+                boolean speaksH2 = ApplicationProtocolNames.HTTP_2.equals(ssl.applicationProtocol());
+                h2.remember(dest, speaksH2);
+                if (speaksH2) {
+                    Http2Upstreams.Parent pooled = h2.becomeHttp2(Http2Upstreams.key(loop, dest), ch, chosen,
+                            timeouts);
+                    emitConnected(dest, started);
+                    if (parentReady != null) {
+                        parentReady.trySuccess(pooled);
+                    }
+                    openStream(pooled, dest, hop, false, promise);
+                    return;
+                }
+            }
+            if (h.isSuccess()) {
+                connected(dest, ch, chosen, started, promise);
+            } else if (dest.mayFallBackToH2() && refusedHttp1(h.cause())) {
+                h2.rememberOnlyH2(dest);    // nothing was sent: the exchange goes again, over HTTP/2
+                again.accept(dest.withH2());
+            } else {
+                boolean timeout = h.cause() instanceof SslHandshakeTimeoutException;
+                promise.tryFailure(new UpstreamFailure(timeout ? 504 : 502,
+                        timeout ? "upstream_tls_timeout" : "upstream_tls_failed",
+                        hop + "upstream TLS handshake failed: " + rootMessage(h.cause()), chosen.toString()));
+            }
         });
     }
 

@@ -4,6 +4,7 @@ import dev.sallyport.policy.Timeouts;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelPipeline;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.ssl.SslContext;
@@ -11,13 +12,19 @@ import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.AttributeKey;
+import io.netty.util.concurrent.Promise;
 import java.util.concurrent.TimeUnit;
 
-/** Builds an upstream pipeline: idle timeout, TLS (SNI and hostname verification for the name), {@link UpstreamCodec}. */
+/**
+ * Builds an upstream pipeline: idle timeout, TLS (SNI and hostname verification for the name), {@link UpstreamCodec};
+ * through a parent proxy, its {@code CONNECT} first, the TLS and codec once the parent's tunnel is up.
+ */
 public final class UpstreamInitializer extends ChannelInitializer<Channel> {
 
     /** The name of the {@link UpstreamCodec} in an HTTP lease's pipeline. */
     public static final String CODEC = "sallyport-upstream-codec";
+    private static final String TLS = "sallyport-upstream-tls";
+    private static final String PARENT = "sallyport-parent-connect";
 
     /**
      * Set while a request waits for its response head: the response-headers timeout applies then, not the idle
@@ -31,21 +38,46 @@ public final class UpstreamInitializer extends ChannelInitializer<Channel> {
     private final Destination dest;
     private final SslContext tls;     // offers h2 in ALPN for destinations that may speak it
     private final Timeouts timeouts;
+    private final ParentLeg parent;   // nullable: the connection goes to the parent proxy, then CONNECT
 
-    UpstreamInitializer(Destination dest, SslContext tls, Timeouts timeouts) {
+    /**
+     * The connection goes to a parent proxy first: {@code CONNECT} with {@code authorization} (nullable), then the
+     * destination's layers; {@code tunnel} completes when the parent's tunnel is up, or fails with an
+     * {@link UpstreamFailure}. {@code name} and {@code ip} name the parent in errors.
+     */
+    record ParentLeg(String name, String ip, String authorization, Promise<Void> tunnel) {
+    }
+
+    UpstreamInitializer(Destination dest, SslContext tls, Timeouts timeouts, ParentLeg parent) {
         this.dest = dest;
         this.tls = tls;
         this.timeouts = timeouts;
+        this.parent = parent;
     }
 
     @Override
     protected void initChannel(Channel ch) {
-        ch.pipeline().addLast(new IdleStateHandler(0, 0, timeouts.idle().toMillis(), TimeUnit.MILLISECONDS));
-        ch.pipeline().addLast(new IdleCloser());
+        ChannelPipeline p = ch.pipeline();
+        p.addLast(new IdleStateHandler(0, 0, timeouts.idle().toMillis(), TimeUnit.MILLISECONDS));
+        p.addLast(new IdleCloser());
+        if (parent == null) {
+            addLayers(ch, p.lastContext().name());
+        } else {
+            p.addLast(PARENT, new ParentConnectHandler(dest.text(), parent.authorization(), parent.name(),
+                    parent.ip(), timeouts.connect().toMillis(), ctx -> addLayers(ctx.channel(), PARENT),
+                    parent.tunnel()));
+        }
+        p.addLast(new ExceptionSink());
+    }
+
+    /** TLS (SNI and hostname verification for the destination's name) and the HTTP codec, after {@code after}. */
+    private void addLayers(Channel ch, String after) {
+        String last = after;
         if (dest.tls()) {
             SslHandler ssl = tls.newHandler(ch.alloc(), dest.host(), dest.port());
             ssl.setHandshakeTimeoutMillis(timeouts.tls().toMillis());
-            ch.pipeline().addLast(ssl);
+            ch.pipeline().addAfter(last, TLS, ssl);
+            last = TLS;
         }
         if (dest.http()) {
             HttpDecoderConfig config = new HttpDecoderConfig()
@@ -54,9 +86,8 @@ public final class UpstreamInitializer extends ChannelInitializer<Channel> {
                     .setMaxChunkSize(64 * 1024)
                     .setAllowDuplicateContentLengths(false)
                     .setStrictLineParsing(true);
-            ch.pipeline().addLast(CODEC, new UpstreamCodec(config));
+            ch.pipeline().addAfter(last, CODEC, new UpstreamCodec(config));
         }
-        ch.pipeline().addLast(new ExceptionSink());
     }
 
     /** Ends exceptions nobody after it handled (TLS failures are reported through the handshake future). */

@@ -198,6 +198,43 @@ class PolicyHolderTest {
         assertThat(connect("c.example")).isEqualTo(Verdict.ALLOW);
     }
 
+    /**
+     * The shape the kubelet gives a mounted ConfigMap: {@code policy.yaml -> ..data/policy.yaml}, {@code ..data ->
+     * ..TIMESTAMP}; an update writes a new {@code ..TIMESTAMP} folder, points {@code ..data_tmp} at it, renames that
+     * over {@code ..data} (the one atomic step) and removes the old folder. The file the proxy was given is never
+     * written itself.
+     */
+    @Test
+    void aKubernetesConfigMapUpdateThroughItsSymlinkSwapReloads() throws Exception {
+        Path mount = Files.createDirectory(dir.resolve("configmap"));
+        Path first = Files.createDirectory(mount.resolve("..2026_12_01_20_30_00.000000001"));
+        Files.writeString(first.resolve("policy.yaml"), allowing("a.example"));
+        Files.createSymbolicLink(mount.resolve("..data"), first.getFileName());
+        Path file = Files.createSymbolicLink(mount.resolve("policy.yaml"), Path.of("..data/policy.yaml"));
+        holder(file, e -> {});
+        holder.watchFileAndSighup();
+        assertThat(connect("b.example")).isEqualTo(Verdict.DENY);
+
+        Path second = Files.createDirectory(mount.resolve("..2026_12_01_20_31_00.000000002"));
+        Files.writeString(second.resolve("policy.yaml"), allowing("b.example"));
+        Path tmp = Files.createSymbolicLink(mount.resolve("..data_tmp"), second.getFileName());
+        Files.move(tmp, mount.resolve("..data"), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        Files.delete(first.resolve("policy.yaml"));
+        Files.delete(first);
+
+        await(() -> !reloads.isEmpty());
+        assertThat(reloads.getFirst().result()).isEqualTo("success");
+        assertThat(connect("b.example")).isEqualTo(Verdict.ALLOW);
+
+        // and the next update, after the folder the first link pointed into is gone
+        Path third = Files.createDirectory(mount.resolve("..2026_12_01_20_32_00.000000003"));
+        Files.writeString(third.resolve("policy.yaml"), allowing("c.example"));
+        tmp = Files.createSymbolicLink(mount.resolve("..data_tmp"), third.getFileName());
+        Files.move(tmp, mount.resolve("..data"), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        await(() -> reloads.size() >= 2);
+        assertThat(connect("c.example")).isEqualTo(Verdict.ALLOW);
+    }
+
     @Test
     void unrelatedFilesInTheFolderDoNotReload() throws Exception {
         Path file = policy(allowing("a.example"));
