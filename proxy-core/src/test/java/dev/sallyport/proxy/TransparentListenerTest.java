@@ -141,8 +141,8 @@ class TransparentListenerTest {
         int before = up.tls.connections.get();
         assertThat(tryRequest(never, "api.test")).isFalse();
         assertThat(up.tls.connections.get()).isEqualTo(before);
-        AuditFields refused = proxy.events.await("connect", f -> "unknown_synthetic_address".equals(f.reason()));
-        assertThat(refused.host()).isEqualTo("198.19.200.7");
+        AuditFields refused = proxy.events.await("connect", f -> "unknown_synthetic_address".equals(f.reason())
+                && "198.19.200.7".equals(f.host()));
         assertThat(refused.arrival()).isEqualTo("transparent");
         assertThat(refused.decision()).isEqualTo("deny");
     }
@@ -165,6 +165,57 @@ class TransparentListenerTest {
             assertThat(raw.getInputStream().read()).isEqualTo(-1);
         }
         proxy.events.await("connect", f -> "bad_transparent_header".equals(f.reason()));
+    }
+
+    @Test
+    void aSyntheticAddressAnotherClientLookedUpReachesNothing() throws Exception {
+        InetAddress address = lookUp("api.test");         // asked from 127.0.0.1
+        InetSocketAddress listener = proxy.proxy.transparentAddress().orElseThrow();
+        int before = up.tls.connections.get();
+        try (Socket raw = new Socket()) {
+            raw.bind(new InetSocketAddress("127.0.0.2", 0));   // another client, which never asked
+            raw.connect(listener, 10_000);
+            raw.setSoTimeout(10_000);
+            raw.getOutputStream().write(header(address, up.tls.port()));
+            assertThat(raw.getInputStream().read()).isEqualTo(-1);
+        }
+        assertThat(up.tls.connections.get()).isEqualTo(before);
+        AuditFields refused = proxy.events.await("connect", f -> "unknown_synthetic_address".equals(f.reason())
+                && f.client().startsWith("127.0.0.2:"));
+        assertThat(refused.host()).isEqualTo(address.getHostAddress());
+    }
+
+    @Test
+    void aClientDialingTheConnectionTrackingListenerItselfIsRefusedUnread() throws Exception {
+        Prerequisites.require("native transport", dev.sallyport.proxy.connect.OriginalDestination.CONNECTION_TRACKING
+                .readable(), "Linux with Netty's epoll transport and native access");
+        try (ProxyFixture kernel = ProxyFixture.startWithCapture(ProxyFixture.policy(up.root, "api.test:"
+                        + up.tls.port(), "", "  - name: api\n    hosts: [api.test]\n    ports: [" + up.tls.port()
+                        + "]\n"), new MapResolver().map("api.test", "127.0.0.1"), up.dir,
+                new ProxyOptions.Capture(null, new dev.sallyport.policy.HostPort("127.0.0.1", 0), false,
+                        dev.sallyport.proxy.connect.OriginalDestination.CONNECTION_TRACKING))) {
+            InetSocketAddress listener = kernel.proxy.transparentAddress().orElseThrow();
+            assertThat(kernel.proxy.dnsAddress()).isEmpty();
+            int before = up.tls.connections.get();
+            try (Socket raw = new Socket(listener.getAddress(), listener.getPort())) {
+                raw.setSoTimeout(10_000);
+                raw.getOutputStream().write(header(InetAddress.getByName("127.0.0.1"), up.tls.port()));
+                assertThat(closedUnanswered(raw)).as("a PROXY header is not believed here").isTrue();
+            }
+            assertThat(up.tls.connections.get()).isEqualTo(before);
+            AuditFields refused = kernel.events.await("connect", f -> "not_redirected".equals(f.reason()));
+            assertThat(refused.arrival()).isEqualTo("transparent");
+            assertThat(refused.decision()).isEqualTo("deny");
+        }
+    }
+
+    /** True when the proxy closed the connection without a byte (a reset, when the client's bytes went unread). */
+    static boolean closedUnanswered(Socket raw) throws IOException {
+        try {
+            return raw.getInputStream().read() == -1;
+        } catch (java.net.SocketException e) {
+            return e.getMessage() != null && e.getMessage().contains("reset");
+        }
     }
 
     static boolean tryRequest(InetAddress destination, String sni) {

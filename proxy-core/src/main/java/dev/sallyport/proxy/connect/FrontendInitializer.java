@@ -33,22 +33,25 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
     private final ProxyContext context;
     private final ClientPipeline pipeline;
     private final SyntheticAddresses transparent;
+    private final OriginalDestination source;
 
     public FrontendInitializer(ProxyContext context, ExchangeCore core, UpstreamConnector connector,
                                LeafMinter minter, ServerContexts serverContexts) {
-        this(context, core, connector, minter, serverContexts, null);
+        this(context, core, connector, minter, serverContexts, null, null);
     }
 
     /**
-     * With {@code transparent}: the initializer of the transparent listener, whose connections begin with their
-     * original destination (a PROXY v2 header) and whose synthetic addresses stand for the names of that DNS stub.
+     * With {@code transparent}: the initializer of a transparent listener, whose connections' original destination
+     * comes from {@code source} and whose synthetic addresses stand for the names of that DNS stub.
      */
     public FrontendInitializer(ProxyContext context, ExchangeCore core, UpstreamConnector connector,
                                LeafMinter minter, ServerContexts serverContexts,
-                               /* @Nullable */ SyntheticAddresses transparent) {
+                               /* @Nullable */ SyntheticAddresses transparent,
+                               /* @Nullable */ OriginalDestination source) {
         this.context = context;
         this.pipeline = new ClientPipeline(context, core, connector, minter, serverContexts);
         this.transparent = transparent;
+        this.source = source;
     }
 
     @Override
@@ -72,7 +75,7 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
             context.emit(new ProxyEvent.ConnectionClosed(context.clock().instant()));
         });
         if (transparent != null) {
-            pipeline.installTransparent(ch, client, transparent);
+            pipeline.installTransparent(ch, client, transparent, source);
         } else {
             pipeline.install(ch, client);
         }
