@@ -209,6 +209,24 @@ class TransparentListenerTest {
         }
     }
 
+    @Test
+    void aConnectionOverItsClientsLimitIsRecordedAsTransparent() throws Exception {
+        try (ProxyFixture limited = ProxyFixture.startWithCapture(ProxyFixture.policy(up.root, "", "  limits: "
+                        + "{max_connections_per_client: 1}\n", "  - name: api\n    hosts: [api.test]\n"),
+                new MapResolver(), up.dir)) {
+            InetSocketAddress listener = limited.proxy.transparentAddress().orElseThrow();
+            try (Socket first = new Socket(listener.getAddress(), listener.getPort());
+                 Socket second = new Socket(listener.getAddress(), listener.getPort())) {
+                second.setSoTimeout(10_000);
+                assertThat(readAll(second.getInputStream())).startsWith("HTTP/1.1 429");
+                assertThat(first.isConnected()).isTrue();
+            }
+            AuditFields refused = limited.events.await("connection",
+                    f -> "client_connection_limit".equals(f.reason()));
+            assertThat(refused.arrival()).isEqualTo("transparent");
+        }
+    }
+
     /** True when the proxy closed the connection without a byte (a reset, when the client's bytes went unread). */
     static boolean closedUnanswered(Socket raw) throws IOException {
         try {

@@ -10,6 +10,7 @@ import dev.sallyport.proxy.http.Responses;
 import dev.sallyport.proxy.http2.Http2Connections;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
+import dev.sallyport.proxy.internal.TunnelTarget;
 import dev.sallyport.proxy.limits.ClientKey;
 import dev.sallyport.proxy.limits.ClientSlots;
 import dev.sallyport.proxy.mitm.ServerContexts;
@@ -82,10 +83,16 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
         ch.read();
     }
 
-    /** Answers a connection over a limit before any byte is read (no HTTP codec yet), audited, and closes it. */
+    /**
+     * Answers a connection over a limit before any byte is read (no HTTP codec yet), audited (with its arrival on a
+     * transparent listener), and closes it.
+     */
     private void refuse(SocketChannel ch, int status, String reason) {
         AuditRecord audit = new AuditRecord(context.nextId(), ch.remoteAddress()).denied(reason);
         audit.status(status);
+        if (transparent != null) {
+            audit.arrival(TunnelTarget.TRANSPARENT);
+        }
         context.emit(new ProxyEvent.Decided(context.clock().instant(), "connection", audit.fields()));
         var response = Responses.error(ch.alloc(), status, reason, null);
         var text = new StringBuilder("HTTP/1.1 ").append(response.status()).append("\r\n");
