@@ -109,8 +109,16 @@ public record ProxyOptions(
          */
         public static java.util.Optional<Capture> of(dev.sallyport.policy.ProxySettings proxy) {
             return proxy.dns() == null && proxy.transparent() == null ? java.util.Optional.empty()
-                    : java.util.Optional.of(new Capture(proxy.dns(), proxy.transparent(), false,
-                            OriginalDestination.CONNECTION_TRACKING));
+                    : java.util.Optional.of(redirected(proxy.dns(), proxy.transparent()));
+        }
+
+        /**
+         * A DNS stub and a listener for connections the host's nftables redirected to it (original destination from
+         * connection tracking), AAAA answered empty: what {@code proxy.dns} and {@code proxy.transparent} start, and
+         * what the VM backend's table DNATs a guest's traffic to.
+         */
+        public static Capture redirected(/* @Nullable */ HostPort dns, /* @Nullable */ HostPort transparent) {
+            return new Capture(dns, transparent, false, OriginalDestination.CONNECTION_TRACKING);
         }
     }
 }
