@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sallyport.proxy.dns.SyntheticAddresses;
 import dev.sallyport.proxy.events.AuditFields;
+import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.testing.MapResolver;
 import dev.sallyport.proxy.testing.ProxyFixture;
 import dev.sallyport.proxy.testing.Upstreams;
@@ -48,11 +49,12 @@ class TransparentListenerTest {
     static void start() throws Exception {
         up = Upstreams.start("api.test", "other.test");
         Path secret = Files.writeString(up.dir.resolve("secret"), VALUE + "\n");
-        String rules = "  - name: api\n    hosts: [api.test, other.test]\n    ports: [" + up.tls.port() + "]\n";
+        String rules = "  - name: api\n    hosts: [api.test, other.test]\n    ports: [" + up.tls.port() + ", "
+                + up.plain.port() + "]\n";
         String secrets = "secrets:\n  - name: TOKEN\n    from: file:" + secret + "\n    hosts: [api.test]\n"
                 + "    headers: [Authorization]\n    placeholder: " + PLACEHOLDER + "\n";
         proxy = ProxyFixture.startWithCapture(ProxyFixture.policy(up.root, "api.test:" + up.tls.port() + ", other.test:"
-                        + up.tls.port(), "", rules) + secrets,
+                        + up.tls.port() + ", api.test:" + up.plain.port(), "", rules) + secrets,
                 new MapResolver().map("api.test", "127.0.0.1").map("other.test", "127.0.0.1"), up.dir);
         trust = Trust.of(proxy.caPem);
     }
@@ -124,6 +126,42 @@ class TransparentListenerTest {
         assertThat(request.secrets()).containsExactly("TOKEN");
         assertThat(request.arrival()).isEqualTo("transparent");
         assertThat(answer).doesNotContain(VALUE);
+    }
+
+    @Test
+    void plainHttpOnACapturedConnectionIsReadAsHttpAndDecided() throws Exception {
+        InetAddress address = lookUp("api.test");
+        int port = up.plain.port();
+        InetSocketAddress listener = proxy.proxy.transparentAddress().orElseThrow();
+        try (Socket raw = new Socket(listener.getAddress(), listener.getPort())) {
+            raw.setSoTimeout(10_000);
+            raw.getOutputStream().write(header(address, port));
+            raw.getOutputStream().write(("GET /plain HTTP/1.1\r\nHost: api.test:" + port + "\r\nAuthorization: Bearer "
+                    + PLACEHOLDER + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            String answer = readAll(raw.getInputStream());
+            assertThat(answer).as("the secret's host, but cleartext: refused").startsWith("HTTP/1.1 403")
+                    .doesNotContain(VALUE);
+        }
+        try (Socket raw = new Socket(listener.getAddress(), listener.getPort())) {
+            raw.setSoTimeout(10_000);
+            raw.getOutputStream().write(header(address, port));
+            raw.getOutputStream().write(("GET /plain HTTP/1.1\r\nHost: api.test:" + port
+                    + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            assertThat(readAll(raw.getInputStream())).startsWith("HTTP/1.1 200").contains("GET /plain");
+        }
+        try (Socket raw = new Socket(listener.getAddress(), listener.getPort())) {
+            raw.setSoTimeout(10_000);
+            raw.getOutputStream().write(header(address, port));
+            raw.getOutputStream().write(("GET /plain HTTP/1.1\r\nHost: other.test:" + port
+                    + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            assertThat(readAll(raw.getInputStream())).as("Host must name the captured name")
+                    .startsWith("HTTP/1.1 403");
+        }
+        AuditFields request = proxy.events.await("exchange", f -> "/plain".equals(f.path())
+                && "allow".equals(f.decision()));
+        assertThat(request.arrival()).isEqualTo("transparent");
+        assertThat(request.tls()).isEqualTo("none");
+        proxy.events.await("request", f -> "/plain".equals(f.path()) && "host_mismatch".equals(f.reason()));
     }
 
     @Test
@@ -215,10 +253,13 @@ class TransparentListenerTest {
                         + "{max_connections_per_client: 1}\n", "  - name: api\n    hosts: [api.test]\n"),
                 new MapResolver(), up.dir)) {
             InetSocketAddress listener = limited.proxy.transparentAddress().orElseThrow();
-            try (Socket first = new Socket(listener.getAddress(), listener.getPort());
-                 Socket second = new Socket(listener.getAddress(), listener.getPort())) {
+            try (Socket first = new Socket(listener.getAddress(), listener.getPort())) {
+                dev.sallyport.testing.Await.until("the first connection counted", Duration.ofSeconds(10),
+                        () -> limited.events.events.stream().anyMatch(e -> e instanceof ProxyEvent.ConnectionOpened));
+                Socket second = new Socket(listener.getAddress(), listener.getPort());
                 second.setSoTimeout(10_000);
                 assertThat(readAll(second.getInputStream())).startsWith("HTTP/1.1 429");
+                second.close();
                 assertThat(first.isConnected()).isTrue();
             }
             AuditFields refused = limited.events.await("connection",

@@ -46,6 +46,7 @@ import java.util.concurrent.TimeUnit;
  *                                            h2-streams: a frontend per stream; the connection reads freely,
  *                                            streams by flow control; h2-errors)
  *              passthrough: passthrough   -> relay
+ *              plain HTTP (transparent arrivals only): - tls-check, sni, handshake  + guard, codec, frontend
  * upgraded   - guard, codec, frontend  + WebSocket guard (with secrets), relay
  * closing    + linger first (after the last answer: read and drop for a moment, then close)
  * </pre>
@@ -152,6 +153,14 @@ public final class ClientPipeline implements ClientPhases {
 
     @Override
     public void tlsChecked(ChannelPipeline pipeline) {
+        pipeline.remove(TLS_CHECK);
+    }
+
+    @Override
+    public void toPlainHttp(ChannelPipeline pipeline, TunnelTarget tunnel) {
+        addHttp(pipeline, tunnel);
+        pipeline.remove(SNI);
+        pipeline.remove(HANDSHAKE);
         pipeline.remove(TLS_CHECK);
     }
 
