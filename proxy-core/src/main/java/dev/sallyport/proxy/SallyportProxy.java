@@ -296,8 +296,10 @@ public final class SallyportProxy implements AutoCloseable {
     private static DnsServer startDns(ProxyOptions.Capture capture, SyntheticAddresses addresses, EventLoopGroup group,
                                       PolicyHolder holder, ProxyContext context, InstantSource clock)
             throws InterruptedException {
-        DnsStub stub = new DnsStub(holder::current, addresses,
-                new LookupAudit(context::emit, clock, DNS_AUDIT_BURST, DNS_AUDIT_PER_SECOND), capture.ipv6Answers());
+        LookupAudit lookups = new LookupAudit(context::emit, clock, DNS_AUDIT_BURST, DNS_AUDIT_PER_SECOND);
+        DnsStub stub = new DnsStub(holder::current, addresses, lookups, capture.ipv6Answers());
+        // lookups the rate limit left out are counted within a second, even when no lookup follows
+        group.next().scheduleAtFixedRate(lookups::flushSuppressed, 1, 1, TimeUnit.SECONDS);
         HostPort bind = capture.dns();
         DnsServer dns = DnsServer.start(new InetSocketAddress(bind.host(), bind.port()), group, stub);
         LOGGER.info("dns stub listening address={} (udp and tcp)", dns.address());
