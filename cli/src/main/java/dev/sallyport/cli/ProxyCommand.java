@@ -38,16 +38,21 @@ public final class ProxyCommand implements Callable<Integer> {
         try {
             proxy = SallyportProxy.start(ProxyOptions.of(policy));
         } catch (java.net.BindException e) {
-            throw new RuntimeFailure("cannot listen on " + policy.proxy().listen().host() + ":"
-                    + policy.proxy().listen().port() + " or " + policy.proxy().admin().host() + ":"
-                    + policy.proxy().admin().port() + ": " + e.getMessage()
-                    + " (expected: a free address; is another proxy running?)");
+            var p = policy.proxy();
+            String addresses = java.util.stream.Stream.of(p.listen(), p.admin(), p.transparent(), p.dns())
+                    .filter(java.util.Objects::nonNull).map(Object::toString)
+                    .collect(java.util.stream.Collectors.joining(", "));
+            throw new RuntimeFailure("cannot listen on one of " + addresses + ": " + e.getMessage()
+                    + " (expected: free addresses; is another proxy running?)");
         }
         var err = spec.commandLine().getErr();
         err.printf("sallyport: proxy listening on %s, admin on %s, policy %s (%d rules, mode %s)%n",
                 text(proxy.address()), text(proxy.adminAddress()),
                 config == null ? "built-in default (deny all)" : config.toString(), policy.rules().size(),
                 policy.mode().name().toLowerCase(java.util.Locale.ROOT));
+        proxy.transparentAddress().ifPresent(a -> err.printf(
+                "sallyport: transparent listener on %s (connections the host's nftables redirect here)%n", text(a)));
+        proxy.dnsAddress().ifPresent(a -> err.printf("sallyport: dns stub on %s (udp and tcp)%n", text(a)));
         err.printf("sallyport: audit log %s, checkpoints signed with Ed25519 key %s ('sallyport audit key' exports it)%n",
                 policy.audit().isStdout() ? "on stdout" : policy.audit().path(), proxy.auditKey().fingerprint());
         err.flush();

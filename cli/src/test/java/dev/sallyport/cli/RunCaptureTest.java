@@ -120,6 +120,29 @@ class RunCaptureTest {
     }
 
     @Test
+    void plainHttpOnACapturedConnectionIsReadAsHttpAndDecided() throws IOException {
+        com.sun.net.httpserver.HttpServer plain = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+        plain.createContext("/", exchange -> HttpsSite.respond(exchange, 200, "plain hello\n"));
+        plain.start();
+        try {
+            String host = "plain.example.test";
+            int port = plain.getAddress().getPort();
+            tools.upstream(host, port, "");
+            ExternalProcess.Result r = tools.run("", Map.of(), "env -i /usr/bin/curl -sS --noproxy '*' http://" + host
+                    + ":" + port + "/plain.txt; echo curl=$?; env -i /usr/bin/curl -sS --noproxy '*' -H 'Host: "
+                    + HOST + "' http://" + host + ":" + port + "/spoofed; echo spoofed=$?");
+            assertThat(r.stdout()).as(r.stderr()).contains("plain hello\ncurl=0")
+                    .contains("host_mismatch").doesNotContain("plain hello\nspoofed");
+            assertThat(tools.audit().lines().filter(l -> l.contains("\"path\":\"/plain.txt\"")))
+                    .isNotEmpty().allSatisfy(l -> assertThat(l).contains("\"arrival\":\"transparent\"")
+                            .contains("\"tls\":\"none\""));
+        } finally {
+            plain.stop(0);
+        }
+    }
+
+    @Test
     void noCaptureLeavesTheSandboxWithoutDns() throws IOException {
         ExternalProcess.Result r = tools.runWith(java.util.List.of("--no-capture"), "", Map.of(),
                 "env -i /usr/bin/curl -sS --noproxy '*' " + url("/hello.txt") + "; echo curl=$?");

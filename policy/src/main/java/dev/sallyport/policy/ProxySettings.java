@@ -10,18 +10,29 @@ import java.util.Objects;
  * @param adminTokenEnv  nullable: environment variable holding the admin token
  * @param adminTokenFile nullable: file holding the admin token, absolute
  * @param http2          {@code proxy.http2}: intercepted tunnels offer {@code h2} beside {@code http/1.1} in ALPN
- *                       (off by default for now)
+ *                       (on by default)
+ * @param transparent    nullable: {@code proxy.transparent}, where connections redirected to the proxy by the host's
+ *                       own nftables (DNAT, REDIRECT) are accepted; their original destination is read from the
+ *                       kernel's connection tracking
+ * @param dns            nullable: {@code proxy.dns}, where the DNS stub answers (UDP and TCP)
  */
 public record ProxySettings(HostPort listen, HostPort admin, Limits limits, Timeouts timeouts,
-                            String adminTokenEnv, Path adminTokenFile, boolean http2) {
+                            String adminTokenEnv, Path adminTokenFile, boolean http2,
+                            HostPort transparent, HostPort dns) {
 
     public static final ProxySettings DEFAULTS = new ProxySettings(new HostPort("127.0.0.1", 3128),
-            new HostPort("127.0.0.1", 9901), Limits.DEFAULTS, Timeouts.DEFAULTS, null, null, true);
+            new HostPort("127.0.0.1", 9901), Limits.DEFAULTS, Timeouts.DEFAULTS, null, null, true, null, null);
+
+    /** The settings without a transparent listener or DNS stub. */
+    public ProxySettings(HostPort listen, HostPort admin, Limits limits, Timeouts timeouts, String adminTokenEnv,
+                         Path adminTokenFile, boolean http2) {
+        this(listen, admin, limits, timeouts, adminTokenEnv, adminTokenFile, http2, null, null);
+    }
 
     /** The settings without HTTP/2. */
     public ProxySettings(HostPort listen, HostPort admin, Limits limits, Timeouts timeouts, String adminTokenEnv,
                          Path adminTokenFile) {
-        this(listen, admin, limits, timeouts, adminTokenEnv, adminTokenFile, false);
+        this(listen, admin, limits, timeouts, adminTokenEnv, adminTokenFile, false, null, null);
     }
 
     public ProxySettings {

@@ -129,7 +129,7 @@ class PolicyLoaderTest {
         assertThat(e.problems().get(4).toString()).isEqualTo("policy.yaml:9:13: rules[0].hosts[0]: '*.*.com' is not"
                 + " a valid pattern (expected: an exact host name or '*.' followed by a name with at least two labels)");
         assertThat(e.problems().get(1).toString()).isEqualTo("policy.yaml:3:3: proxy.bogus: unknown key 'bogus'"
-                + " (expected: one of admin, admin_token, http2, limits, listen, timeouts)");
+                + " (expected: one of admin, admin_token, dns, http2, limits, listen, timeouts, transparent)");
         assertThat(e.problems().get(3).message()).isEqualTo("duplicate key 'mode'");
         assertThat(e.problems().get(7).message()).contains("already the name of the entry on line 8");
         assertThat(e.problems().get(8).message()).contains("host bits set").contains("10.0.0.0/8");
@@ -208,6 +208,9 @@ class PolicyLoaderTest {
         "proxy: {timeouts: {idle: 0s}}|1:26 proxy.timeouts.idle|is zero",
         "proxy: {admin_token: {env: A, file: b}}|1:22 proxy.admin_token|2 sources",
         "proxy: {http2: yes}|1:16 proxy.http2|is 'yes'",
+        "proxy: {dns: '10.0.0.1'}|1:14 proxy.dns|no port",
+        "proxy: {transparent: '127.0.0.1:3128'}|1:22 proxy.transparent|same address as proxy.listen",
+        "proxy: {transparent: '10.0.0.1:3129', dns: '10.0.0.1:3129'}|1:44 proxy.dns|same address as proxy.transparent",
         "proxy: {listen: '127.0.0.1:3128', admin: '127.0.0.1:3128'}|1:42 proxy.admin|same address",
         "ca: {cert: a.pem}|1:5 ca|only one of cert and key",
         "upstream: {trust: []}|1:19 upstream.trust|is empty",
@@ -334,6 +337,8 @@ class PolicyLoaderTest {
                   timeouts: {connect: 250ms, tls: 5s, response_headers: 10m, idle: 1h, shutdown_grace: 0s}
                   admin_token: {file: secrets/admin.token}
                   http2: true
+                  transparent: 172.30.0.1:3129
+                  dns: 172.30.0.1:5353
                 upstream: {trust: [system, corp.pem]}
                 network: {deny: [default, "192.31.196.0/24"]}
                 rules:
@@ -361,6 +366,10 @@ class PolicyLoaderTest {
         assertThat(p.proxy().adminTokenFile()).isEqualTo(dir.toAbsolutePath().resolve("secrets/admin.token"));
         assertThat(p.proxy().http2()).isTrue();
         assertThat(ProxySettings.DEFAULTS.http2()).isTrue();
+        assertThat(p.proxy().transparent()).isEqualTo(new HostPort("172.30.0.1", 3129));
+        assertThat(p.proxy().dns()).isEqualTo(new HostPort("172.30.0.1", 5353));
+        assertThat(ProxySettings.DEFAULTS.transparent()).as("no transparent listener unless asked").isNull();
+        assertThat(ProxySettings.DEFAULTS.dns()).isNull();
         assertThat(p.upstream().trustFiles()).containsExactly(dir.toAbsolutePath().resolve("corp.pem"));
         assertThat(p.network().deny()).hasSize(DefaultDeny.NETWORKS.size() + 1);
         assertThat(p.rules().getFirst().ports()).isEqualTo(Set.of(443, 8443));

@@ -4,6 +4,7 @@ import dev.sallyport.ca.CertificateAuthority;
 import dev.sallyport.policy.HostPort;
 import dev.sallyport.policy.Policy;
 import dev.sallyport.proxy.audit.AuditKey;
+import dev.sallyport.proxy.connect.OriginalDestination;
 import dev.sallyport.proxy.events.ProxyEventListener;
 import dev.sallyport.proxy.inject.Placeholders;
 import java.util.Objects;
@@ -13,7 +14,8 @@ import java.util.Objects;
  * policy's CA files (or the state directory), {@code resolver} null means the system resolver, {@code placeholders}
  * null means the placeholder key in the state directory (what {@code sallyport secrets env} prints), {@code auditKey}
  * null the audit signing key in the state directory (what {@code sallyport audit key} prints), {@code capture}
- * null means no DNS stub and no transparent listener.
+ * null means the policy's {@code proxy.dns} and {@code proxy.transparent}, if it names them, unless a listen override
+ * is given (the caller then places this proxy, as a sandbox run does for its own: no listener of the policy's).
  */
 public record ProxyOptions(
         Policy policy,
@@ -81,14 +83,42 @@ public record ProxyOptions(
     }
 
     /**
-     * The DNS stub and, when {@code transparent} is set, the transparent listener: connections that begin with
-     * their original destination (PROXY protocol v2), where a synthetic address the stub gave stands for its name.
+     * The DNS stub, when {@code dns} is set, and the transparent listener, when {@code transparent} is: connections
+     * whose original destination comes from {@code source}, where a synthetic address the stub gave stands for its
+     * name.
      *
      * @param ipv6Answers whether the stub answers AAAA with a synthetic address (else an empty answer)
      */
-    public record Capture(HostPort dns, /* @Nullable */ HostPort transparent, boolean ipv6Answers) {
+    public record Capture(/* @Nullable */ HostPort dns, /* @Nullable */ HostPort transparent, boolean ipv6Answers,
+                          OriginalDestination source) {
         public Capture {
-            Objects.requireNonNull(dns, "dns");
+            Objects.requireNonNull(source, "source");
+            if (dns == null && transparent == null) {
+                throw new IllegalArgumentException("capture: neither dns nor transparent (expected: one or both)");
+            }
+        }
+
+        /** A DNS stub and a listener for connections that begin with a PROXY v2 header (the sandbox's relay). */
+        public Capture(HostPort dns, /* @Nullable */ HostPort transparent, boolean ipv6Answers) {
+            this(Objects.requireNonNull(dns, "dns"), transparent, ipv6Answers, OriginalDestination.PROXY_HEADER);
+        }
+
+        /**
+         * The policy's {@code proxy.dns} and {@code proxy.transparent} (connections the host's nftables redirected;
+         * AAAA answered empty), if it names either.
+         */
+        public static java.util.Optional<Capture> of(dev.sallyport.policy.ProxySettings proxy) {
+            return proxy.dns() == null && proxy.transparent() == null ? java.util.Optional.empty()
+                    : java.util.Optional.of(redirected(proxy.dns(), proxy.transparent()));
+        }
+
+        /**
+         * A DNS stub and a listener for connections the host's nftables redirected to it (original destination from
+         * connection tracking), AAAA answered empty: what {@code proxy.dns} and {@code proxy.transparent} start, and
+         * what the VM backend's table DNATs a guest's traffic to.
+         */
+        public static Capture redirected(/* @Nullable */ HostPort dns, /* @Nullable */ HostPort transparent) {
+            return new Capture(dns, transparent, false, OriginalDestination.CONNECTION_TRACKING);
         }
     }
 }

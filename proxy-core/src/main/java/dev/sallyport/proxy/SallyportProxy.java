@@ -251,24 +251,10 @@ public final class SallyportProxy implements AutoCloseable {
             context.addSelf(admin.address());
             SallyportProxy proxy = new SallyportProxy(context, group, server, admin, holder, audit, metrics, closed,
                     ca, minter, mintExecutor, dnsExecutor, connector);
-            if (options.capture() != null) {
-                SyntheticAddresses addresses = new SyntheticAddresses(DNS_MAPPINGS, DNS_LIFETIME, clock);
-                proxy.dns = startDns(options.capture(), addresses, group, holder, context, clock);
-                context.addSelf(proxy.dns.address());
-                HostPort bind = options.capture().transparent();
-                if (bind != null) {
-                    proxy.transparent = new ServerBootstrap()
-                            .group(group)
-                            .channel(Transports.serverChannel())
-                            .option(ChannelOption.SO_BACKLOG, 1024)
-                            .childOption(ChannelOption.AUTO_READ, false)
-                            .childOption(ChannelOption.TCP_NODELAY, true)
-                            .childHandler(new FrontendInitializer(context, new ExchangeCore(context, connector),
-                                    connector, minter, prepared.serverTls(), addresses))
-                            .bind(bind.host(), bind.port()).sync().channel();
-                    context.addSelf((InetSocketAddress) proxy.transparent.localAddress());
-                    LOGGER.info("transparent listener address={}", proxy.transparent.localAddress());
-                }
+            ProxyOptions.Capture capture = options.capture() != null ? options.capture()
+                    : options.listenOverride() != null ? null : ProxyOptions.Capture.of(policy.proxy()).orElse(null);
+            if (capture != null) {
+                proxy.startCapture(capture, prepared, clock);
             }
             return proxy;
         } catch (Exception e) {
@@ -280,11 +266,44 @@ public final class SallyportProxy implements AutoCloseable {
         }
     }
 
+    /** The DNS stub and the transparent listener {@code capture} asks for, sharing one table of mappings. */
+    private void startCapture(ProxyOptions.Capture capture, Prepared prepared, InstantSource clock)
+            throws InterruptedException {
+        SyntheticAddresses addresses = new SyntheticAddresses(DNS_MAPPINGS, DNS_LIFETIME, clock);
+        if (capture.dns() != null) {
+            dns = startDns(capture, addresses, group, holder, context, clock);
+            context.addSelf(dns.address());
+        }
+        HostPort bind = capture.transparent();
+        if (bind == null) {
+            return;
+        }
+        if (!capture.source().readable()) {
+            throw new IllegalStateException("proxy.transparent: " + bind + ": the original destination of a "
+                    + "redirected connection cannot be read here (expected: Linux with the epoll transport, and the "
+                    + "JVM run with --enable-native-access=ALL-UNNAMED, as bin/sallyport does)");
+        }
+        transparent = new ServerBootstrap()
+                .group(group)
+                .channel(Transports.serverChannel())
+                .option(ChannelOption.SO_BACKLOG, 1024)
+                .childOption(ChannelOption.AUTO_READ, false)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childHandler(new FrontendInitializer(context, core, connector, minter, prepared.serverTls(),
+                        addresses, capture.source()))
+                .bind(bind.host(), bind.port()).sync().channel();
+        context.addSelf((InetSocketAddress) transparent.localAddress());
+        LOGGER.info("transparent listener address={} destination={}", transparent.localAddress(),
+                capture.source().name().toLowerCase(java.util.Locale.ROOT));
+    }
+
     private static DnsServer startDns(ProxyOptions.Capture capture, SyntheticAddresses addresses, EventLoopGroup group,
                                       PolicyHolder holder, ProxyContext context, InstantSource clock)
             throws InterruptedException {
-        DnsStub stub = new DnsStub(holder::current, addresses,
-                new LookupAudit(context::emit, clock, DNS_AUDIT_BURST, DNS_AUDIT_PER_SECOND), capture.ipv6Answers());
+        LookupAudit lookups = new LookupAudit(context::emit, clock, DNS_AUDIT_BURST, DNS_AUDIT_PER_SECOND);
+        DnsStub stub = new DnsStub(holder::current, addresses, lookups, capture.ipv6Answers());
+        // lookups the rate limit left out are counted within a second, even when no lookup follows
+        group.next().scheduleAtFixedRate(lookups::flushSuppressed, 1, 1, TimeUnit.SECONDS);
         HostPort bind = capture.dns();
         DnsServer dns = DnsServer.start(new InetSocketAddress(bind.host(), bind.port()), group, stub);
         LOGGER.info("dns stub listening address={} (udp and tcp)", dns.address());

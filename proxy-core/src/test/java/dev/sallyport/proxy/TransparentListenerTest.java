@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sallyport.proxy.dns.SyntheticAddresses;
 import dev.sallyport.proxy.events.AuditFields;
+import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.testing.MapResolver;
 import dev.sallyport.proxy.testing.ProxyFixture;
 import dev.sallyport.proxy.testing.Upstreams;
@@ -48,11 +49,12 @@ class TransparentListenerTest {
     static void start() throws Exception {
         up = Upstreams.start("api.test", "other.test");
         Path secret = Files.writeString(up.dir.resolve("secret"), VALUE + "\n");
-        String rules = "  - name: api\n    hosts: [api.test, other.test]\n    ports: [" + up.tls.port() + "]\n";
+        String rules = "  - name: api\n    hosts: [api.test, other.test]\n    ports: [" + up.tls.port() + ", "
+                + up.plain.port() + "]\n";
         String secrets = "secrets:\n  - name: TOKEN\n    from: file:" + secret + "\n    hosts: [api.test]\n"
                 + "    headers: [Authorization]\n    placeholder: " + PLACEHOLDER + "\n";
         proxy = ProxyFixture.startWithCapture(ProxyFixture.policy(up.root, "api.test:" + up.tls.port() + ", other.test:"
-                        + up.tls.port(), "", rules) + secrets,
+                        + up.tls.port() + ", api.test:" + up.plain.port(), "", rules) + secrets,
                 new MapResolver().map("api.test", "127.0.0.1").map("other.test", "127.0.0.1"), up.dir);
         trust = Trust.of(proxy.caPem);
     }
@@ -127,6 +129,42 @@ class TransparentListenerTest {
     }
 
     @Test
+    void plainHttpOnACapturedConnectionIsReadAsHttpAndDecided() throws Exception {
+        InetAddress address = lookUp("api.test");
+        int port = up.plain.port();
+        InetSocketAddress listener = proxy.proxy.transparentAddress().orElseThrow();
+        try (Socket raw = new Socket(listener.getAddress(), listener.getPort())) {
+            raw.setSoTimeout(10_000);
+            raw.getOutputStream().write(header(address, port));
+            raw.getOutputStream().write(("GET /plain HTTP/1.1\r\nHost: api.test:" + port + "\r\nAuthorization: Bearer "
+                    + PLACEHOLDER + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            String answer = readAll(raw.getInputStream());
+            assertThat(answer).as("the secret's host, but cleartext: refused").startsWith("HTTP/1.1 403")
+                    .doesNotContain(VALUE);
+        }
+        try (Socket raw = new Socket(listener.getAddress(), listener.getPort())) {
+            raw.setSoTimeout(10_000);
+            raw.getOutputStream().write(header(address, port));
+            raw.getOutputStream().write(("GET /plain HTTP/1.1\r\nHost: api.test:" + port
+                    + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            assertThat(readAll(raw.getInputStream())).startsWith("HTTP/1.1 200").contains("GET /plain");
+        }
+        try (Socket raw = new Socket(listener.getAddress(), listener.getPort())) {
+            raw.setSoTimeout(10_000);
+            raw.getOutputStream().write(header(address, port));
+            raw.getOutputStream().write(("GET /plain HTTP/1.1\r\nHost: other.test:" + port
+                    + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            assertThat(readAll(raw.getInputStream())).as("Host must name the captured name")
+                    .startsWith("HTTP/1.1 403");
+        }
+        AuditFields request = proxy.events.await("exchange", f -> "/plain".equals(f.path())
+                && "allow".equals(f.decision()));
+        assertThat(request.arrival()).isEqualTo("transparent");
+        assertThat(request.tls()).isEqualTo("none");
+        proxy.events.await("request", f -> "/plain".equals(f.path()) && "host_mismatch".equals(f.reason()));
+    }
+
+    @Test
     void anSniThatNamesAnotherHostIsRefused() throws Exception {
         InetAddress address = lookUp("api.test");
         int before = up.tls.requests.size();
@@ -141,8 +179,8 @@ class TransparentListenerTest {
         int before = up.tls.connections.get();
         assertThat(tryRequest(never, "api.test")).isFalse();
         assertThat(up.tls.connections.get()).isEqualTo(before);
-        AuditFields refused = proxy.events.await("connect", f -> "unknown_synthetic_address".equals(f.reason()));
-        assertThat(refused.host()).isEqualTo("198.19.200.7");
+        AuditFields refused = proxy.events.await("connect", f -> "unknown_synthetic_address".equals(f.reason())
+                && "198.19.200.7".equals(f.host()));
         assertThat(refused.arrival()).isEqualTo("transparent");
         assertThat(refused.decision()).isEqualTo("deny");
     }
@@ -165,6 +203,78 @@ class TransparentListenerTest {
             assertThat(raw.getInputStream().read()).isEqualTo(-1);
         }
         proxy.events.await("connect", f -> "bad_transparent_header".equals(f.reason()));
+    }
+
+    @Test
+    void aSyntheticAddressAnotherClientLookedUpReachesNothing() throws Exception {
+        InetAddress address = lookUp("api.test");         // asked from 127.0.0.1
+        InetSocketAddress listener = proxy.proxy.transparentAddress().orElseThrow();
+        int before = up.tls.connections.get();
+        try (Socket raw = new Socket()) {
+            raw.bind(new InetSocketAddress("127.0.0.2", 0));   // another client, which never asked
+            raw.connect(listener, 10_000);
+            raw.setSoTimeout(10_000);
+            raw.getOutputStream().write(header(address, up.tls.port()));
+            assertThat(raw.getInputStream().read()).isEqualTo(-1);
+        }
+        assertThat(up.tls.connections.get()).isEqualTo(before);
+        AuditFields refused = proxy.events.await("connect", f -> "unknown_synthetic_address".equals(f.reason())
+                && f.client().startsWith("127.0.0.2:"));
+        assertThat(refused.host()).isEqualTo(address.getHostAddress());
+    }
+
+    @Test
+    void aClientDialingTheConnectionTrackingListenerItselfIsRefusedUnread() throws Exception {
+        Prerequisites.require("native transport", dev.sallyport.proxy.connect.OriginalDestination.CONNECTION_TRACKING
+                .readable(), "Linux with Netty's epoll transport and native access");
+        try (ProxyFixture kernel = ProxyFixture.startWithCapture(ProxyFixture.policy(up.root, "api.test:"
+                        + up.tls.port(), "", "  - name: api\n    hosts: [api.test]\n    ports: [" + up.tls.port()
+                        + "]\n"), new MapResolver().map("api.test", "127.0.0.1"), up.dir,
+                new ProxyOptions.Capture(null, new dev.sallyport.policy.HostPort("127.0.0.1", 0), false,
+                        dev.sallyport.proxy.connect.OriginalDestination.CONNECTION_TRACKING))) {
+            InetSocketAddress listener = kernel.proxy.transparentAddress().orElseThrow();
+            assertThat(kernel.proxy.dnsAddress()).isEmpty();
+            int before = up.tls.connections.get();
+            try (Socket raw = new Socket(listener.getAddress(), listener.getPort())) {
+                raw.setSoTimeout(10_000);
+                raw.getOutputStream().write(header(InetAddress.getByName("127.0.0.1"), up.tls.port()));
+                assertThat(closedUnanswered(raw)).as("a PROXY header is not believed here").isTrue();
+            }
+            assertThat(up.tls.connections.get()).isEqualTo(before);
+            AuditFields refused = kernel.events.await("connect", f -> "not_redirected".equals(f.reason()));
+            assertThat(refused.arrival()).isEqualTo("transparent");
+            assertThat(refused.decision()).isEqualTo("deny");
+        }
+    }
+
+    @Test
+    void aConnectionOverItsClientsLimitIsRecordedAsTransparent() throws Exception {
+        try (ProxyFixture limited = ProxyFixture.startWithCapture(ProxyFixture.policy(up.root, "", "  limits: "
+                        + "{max_connections_per_client: 1}\n", "  - name: api\n    hosts: [api.test]\n"),
+                new MapResolver(), up.dir)) {
+            InetSocketAddress listener = limited.proxy.transparentAddress().orElseThrow();
+            try (Socket first = new Socket(listener.getAddress(), listener.getPort())) {
+                dev.sallyport.testing.Await.until("the first connection counted", Duration.ofSeconds(10),
+                        () -> limited.events.events.stream().anyMatch(e -> e instanceof ProxyEvent.ConnectionOpened));
+                Socket second = new Socket(listener.getAddress(), listener.getPort());
+                second.setSoTimeout(10_000);
+                assertThat(readAll(second.getInputStream())).startsWith("HTTP/1.1 429");
+                second.close();
+                assertThat(first.isConnected()).isTrue();
+            }
+            AuditFields refused = limited.events.await("connection",
+                    f -> "client_connection_limit".equals(f.reason()));
+            assertThat(refused.arrival()).isEqualTo("transparent");
+        }
+    }
+
+    /** True when the proxy closed the connection without a byte (a reset, when the client's bytes went unread). */
+    static boolean closedUnanswered(Socket raw) throws IOException {
+        try {
+            return raw.getInputStream().read() == -1;
+        } catch (java.net.SocketException e) {
+            return e.getMessage() != null && e.getMessage().contains("reset");
+        }
     }
 
     static boolean tryRequest(InetAddress destination, String sni) {

@@ -10,6 +10,8 @@ import dev.sallyport.proxy.ProxyOptions;
 import dev.sallyport.proxy.SallyportProxy;
 import dev.sallyport.proxy.inject.Placeholders;
 import dev.sallyport.sandbox.internal.GitRemotes;
+import dev.sallyport.sandbox.net.SandboxNetwork;
+import dev.sallyport.sandbox.vm.ProxyHook;
 import dev.sallyport.sandbox.vm.VmSandbox;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
@@ -82,15 +84,26 @@ final class RunSteps {
             case SandboxRun.Backend.Nerdctl vm -> {
                 VmSandbox.Workload workload = new VmSandbox.Workload(vm.runtime(), vm.image(), run.command(),
                         run.workdir(), placeholders, vm.dryRun(), vm.nerdctl());
-                yield VmSandbox.run(workload, caPem, out, listen -> startProxy(policy, ca, keys,
-                        new HostPort(listen.getAddress().getHostAddress(), listen.getPort())));
+                yield VmSandbox.run(workload, caPem, out, capturingVmProxy(policy, ca, keys));
             }
         };
     }
 
-    private static SallyportProxy startProxy(Policy policy, CertificateAuthority ca, Placeholders keys,
-                                             HostPort listen) throws Exception {
-        return SallyportProxy.start(proxyOptions(policy, ca, keys, listen));
+    /** The VM run's own proxy, started once the bridge exists, capturing ({@link VmSandbox#proxyOn}). */
+    private static ProxyHook capturingVmProxy(Policy policy, CertificateAuthority ca, Placeholders keys) {
+        return new ProxyHook() {
+            @Override
+            public AutoCloseable start(InetSocketAddress listen) throws Exception {
+                return SallyportProxy.start(proxyOptions(policy, ca, keys,
+                        new HostPort(listen.getAddress().getHostAddress(), listen.getPort())));
+            }
+
+            @Override
+            public AutoCloseable start(SandboxNetwork network) throws Exception {
+                return SallyportProxy.start(VmSandbox.proxyOn(network, proxyOptions(policy, ca, keys,
+                        ANY_LOOPBACK_PORT)));
+            }
+        };
     }
 
     private static ProxyOptions proxyOptions(Policy policy, CertificateAuthority ca, Placeholders keys,

@@ -97,6 +97,11 @@ public final class PolicyParser {
         return read.apply(n);
     }
 
+    private static boolean given(Map<String, Node> map, String key) {
+        Node n = map.get(key);
+        return n != null && !n.getTag().equals(Tag.NULL);
+    }
+
     private static Mode mode(String s) {
         return switch (s) {
             case "enforce" -> Mode.ENFORCE;
@@ -107,7 +112,7 @@ public final class PolicyParser {
 
     private ProxySettings proxy(Node node) {
         Map<String, Node> m = t.mapping(node, "proxy", Set.of("listen", "admin", "limits", "timeouts", "admin_token",
-                "http2"));
+                "http2", "transparent", "dns"));
         if (m == null) {
             return null;
         }
@@ -132,19 +137,45 @@ public final class PolicyParser {
         } else if (tm != null) {
             tokenFile = path(tm.get("file"), "proxy.admin_token.file");
         }
-        if (listen == null || admin == null || limits == null || timeouts == null) {
+        HostPort transparent = section(m, "transparent", null,
+                n -> t.parsed(n, "proxy.transparent", ADDRESS, HostPort::parse));
+        HostPort dns = section(m, "dns", null, n -> t.parsed(n, "proxy.dns", ADDRESS, HostPort::parse));
+        if (listen == null || admin == null || limits == null || timeouts == null
+                || (given(m, "transparent") && transparent == null) || (given(m, "dns") && dns == null)) {
             return null;
         }
-        if (listen.equals(admin) && listen.port() != 0) {
-            t.problem(m.get("admin"), "proxy.admin", "is the same address as proxy.listen",
-                    "a different address or port");
+        if (!distinct(m, listen, admin, transparent, dns)) {
             return null;
         }
         Boolean http2 = m.containsKey("http2") ? t.bool(m.get("http2"), "proxy.http2") : Boolean.TRUE;
         if (http2 == null) {
             return null;
         }
-        return new ProxySettings(listen, admin, limits, timeouts, tokenEnv, tokenFile, http2);
+        return new ProxySettings(listen, admin, limits, timeouts, tokenEnv, tokenFile, http2, transparent, dns);
+    }
+
+    /** No two of the proxy's TCP listeners share an address and port (port 0 picks one each). */
+    private boolean distinct(Map<String, Node> m, HostPort listen, HostPort admin, HostPort transparent,
+                             HostPort dns) {
+        java.util.LinkedHashMap<String, HostPort> listeners = new java.util.LinkedHashMap<>();
+        listeners.put("listen", listen);
+        listeners.put("admin", admin);
+        listeners.put("transparent", transparent);
+        listeners.put("dns", dns);
+        java.util.Map<HostPort, String> seen = new java.util.HashMap<>();
+        for (var e : listeners.entrySet()) {
+            HostPort address = e.getValue();
+            if (address == null || address.port() == 0) {
+                continue;
+            }
+            String earlier = seen.putIfAbsent(address, e.getKey());
+            if (earlier != null) {
+                t.problem(m.get(e.getKey()), "proxy." + e.getKey(), "is the same address as proxy." + earlier,
+                        "a different address or port");
+                return false;
+            }
+        }
+        return true;
     }
 
     private Limits limits(Node node) {

@@ -38,7 +38,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <pre>
  * accept     bytes, idle, idle-closer
- * transparent  + original destination (PROXY v2)  -> tunnel, as after a CONNECT's 200
+ * transparent  + original destination (PROXY v2, or conntrack)  -> tunnel, as after a CONNECT's 200
  * HTTP       + guard, codec, connect, frontend            (FrontendHandler feeds the exchange core)
  * tunnel     - guard, codec, connect, frontend  + tls-check, then
  *              intercept: sni, handshake  -> HTTP again (guard, codec, frontend bound to the tunnel),
@@ -46,6 +46,7 @@ import java.util.concurrent.TimeUnit;
  *                                            h2-streams: a frontend per stream; the connection reads freely,
  *                                            streams by flow control; h2-errors)
  *              passthrough: passthrough   -> relay
+ *              plain HTTP (transparent arrivals only): - tls-check, sni, handshake  + guard, codec, frontend
  * upgraded   - guard, codec, frontend  + WebSocket guard (with secrets), relay
  * closing    + linger first (after the last answer: read and drop for a moment, then close)
  * </pre>
@@ -109,13 +110,18 @@ public final class ClientPipeline implements ClientPhases {
     }
 
     /**
-     * The accept phase of a transparent connection: its original destination (a PROXY v2 header), then the tunnel
-     * phase as if a CONNECT to it had been answered 200 ({@link OriginalDestinationHandler}).
+     * The accept phase of a transparent connection: its original destination (a PROXY v2 header, or the kernel's
+     * connection tracking), then the tunnel phase as if a CONNECT to it had been answered 200
+     * ({@link TransparentRoute}).
      */
-    void installTransparent(Channel ch, ClientKey client, SyntheticAddresses addresses) {
+    void installTransparent(Channel ch, ClientKey client, SyntheticAddresses addresses, OriginalDestination source) {
         ChannelPipeline p = ch.pipeline();
         ByteCounter counter = addAccept(p);
-        p.addLast(TRANSPARENT, new OriginalDestinationHandler(context, this, addresses, counter, client));
+        TransparentRoute route = new TransparentRoute(context, this, addresses, counter, client);
+        p.addLast(TRANSPARENT, switch (source) {
+            case PROXY_HEADER -> new OriginalDestinationHandler(route);
+            case CONNECTION_TRACKING -> new KernelDestinationHandler(route);
+        });
     }
 
     /** A transparent connection's destination was allowed: the tunnel phase begins. */
@@ -147,6 +153,14 @@ public final class ClientPipeline implements ClientPhases {
 
     @Override
     public void tlsChecked(ChannelPipeline pipeline) {
+        pipeline.remove(TLS_CHECK);
+    }
+
+    @Override
+    public void toPlainHttp(ChannelPipeline pipeline, TunnelTarget tunnel) {
+        addHttp(pipeline, tunnel);
+        pipeline.remove(SNI);
+        pipeline.remove(HANDSHAKE);
         pipeline.remove(TLS_CHECK);
     }
 

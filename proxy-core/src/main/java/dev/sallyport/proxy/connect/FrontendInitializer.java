@@ -10,6 +10,7 @@ import dev.sallyport.proxy.http.Responses;
 import dev.sallyport.proxy.http2.Http2Connections;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
+import dev.sallyport.proxy.internal.TunnelTarget;
 import dev.sallyport.proxy.limits.ClientKey;
 import dev.sallyport.proxy.limits.ClientSlots;
 import dev.sallyport.proxy.mitm.ServerContexts;
@@ -33,22 +34,25 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
     private final ProxyContext context;
     private final ClientPipeline pipeline;
     private final SyntheticAddresses transparent;
+    private final OriginalDestination source;
 
     public FrontendInitializer(ProxyContext context, ExchangeCore core, UpstreamConnector connector,
                                LeafMinter minter, ServerContexts serverContexts) {
-        this(context, core, connector, minter, serverContexts, null);
+        this(context, core, connector, minter, serverContexts, null, null);
     }
 
     /**
-     * With {@code transparent}: the initializer of the transparent listener, whose connections begin with their
-     * original destination (a PROXY v2 header) and whose synthetic addresses stand for the names of that DNS stub.
+     * With {@code transparent}: the initializer of a transparent listener, whose connections' original destination
+     * comes from {@code source} and whose synthetic addresses stand for the names of that DNS stub.
      */
     public FrontendInitializer(ProxyContext context, ExchangeCore core, UpstreamConnector connector,
                                LeafMinter minter, ServerContexts serverContexts,
-                               /* @Nullable */ SyntheticAddresses transparent) {
+                               /* @Nullable */ SyntheticAddresses transparent,
+                               /* @Nullable */ OriginalDestination source) {
         this.context = context;
         this.pipeline = new ClientPipeline(context, core, connector, minter, serverContexts);
         this.transparent = transparent;
+        this.source = source;
     }
 
     @Override
@@ -72,17 +76,23 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
             context.emit(new ProxyEvent.ConnectionClosed(context.clock().instant()));
         });
         if (transparent != null) {
-            pipeline.installTransparent(ch, client, transparent);
+            pipeline.installTransparent(ch, client, transparent, source);
         } else {
             pipeline.install(ch, client);
         }
         ch.read();
     }
 
-    /** Answers a connection over a limit before any byte is read (no HTTP codec yet), audited, and closes it. */
+    /**
+     * Answers a connection over a limit before any byte is read (no HTTP codec yet), audited (with its arrival on a
+     * transparent listener), and closes it.
+     */
     private void refuse(SocketChannel ch, int status, String reason) {
         AuditRecord audit = new AuditRecord(context.nextId(), ch.remoteAddress()).denied(reason);
         audit.status(status);
+        if (transparent != null) {
+            audit.arrival(TunnelTarget.TRANSPARENT);
+        }
         context.emit(new ProxyEvent.Decided(context.clock().instant(), "connection", audit.fields()));
         var response = Responses.error(ch.alloc(), status, reason, null);
         var text = new StringBuilder("HTTP/1.1 ").append(response.status()).append("\r\n");

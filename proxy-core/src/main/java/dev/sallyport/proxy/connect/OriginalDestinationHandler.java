@@ -1,12 +1,6 @@
 package dev.sallyport.proxy.connect;
 
-import dev.sallyport.policy.TlsMode;
-import dev.sallyport.proxy.dns.SyntheticAddresses;
-import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.internal.AuditRecord;
-import dev.sallyport.proxy.internal.ProxyContext;
-import dev.sallyport.proxy.internal.TunnelTarget;
-import dev.sallyport.proxy.limits.ClientKey;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
@@ -15,13 +9,10 @@ import java.net.UnknownHostException;
 import java.util.List;
 
 /**
- * The accept phase of a transparent connection: the connection begins with a PROXY protocol v2 header (written by
- * whoever captured it: the sandbox runner's relay, which read the original destination from the kernel), naming
- * where the client meant to go. A synthetic address ({@link SyntheticAddresses}) stands for the name the DNS stub
- * gave it; any other address is its IP literal. The connection then is exactly a CONNECT to {@code name:port} that
- * was answered 200: the tunnel phase (SNI must name the host; intercept or passthrough by the policy). A header that
- * is not one PROXY v2 {@code PROXY} command over TCP with exactly the addresses, an address whose mapping expired,
- * and a refused target are audited and closed; nothing of the client's goes anywhere.
+ * The accept phase of a transparent connection relayed by the sandbox runner: the connection begins with a PROXY
+ * protocol v2 header (written by the runner's relay, which read the original destination from the kernel), naming
+ * where the client meant to go; {@link TransparentRoute} takes it from there. A header that is not one PROXY v2
+ * {@code PROXY} command over TCP with exactly the addresses is audited and closed.
  */
 final class OriginalDestinationHandler extends ByteToMessageDecoder {
 
@@ -29,35 +20,25 @@ final class OriginalDestinationHandler extends ByteToMessageDecoder {
     static final int V2_PROXY = 0x21;
     static final int TCP4 = 0x11;
     static final int TCP6 = 0x21;
-    /** The reason of a synthetic address that names nothing (never given out, or its mapping expired). */
-    static final String UNKNOWN_SYNTHETIC = "unknown_synthetic_address";
     static final String BAD_HEADER = "bad_transparent_header";
 
-    private final ProxyContext context;
-    private final ClientPipeline pipeline;
-    private final SyntheticAddresses addresses;
-    private final TunnelOpener opener;
+    private final TransparentRoute route;
 
-    OriginalDestinationHandler(ProxyContext context, ClientPipeline pipeline, SyntheticAddresses addresses,
-                               ByteCounter counter, ClientKey client) {
-        this.context = context;
-        this.pipeline = pipeline;
-        this.addresses = addresses;
-        this.opener = new TunnelOpener(context, counter, client);
+    OriginalDestinationHandler(TransparentRoute route) {
+        this.route = route;
     }
 
     @Override
     protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
         if (in.readableBytes() < 16) {
             if (!prefixMatches(in)) {
-                refuse(ctx, new AuditRecord(context.nextId(), ctx.channel().remoteAddress()), BAD_HEADER);
+                refuse(ctx, route.audit(ctx), BAD_HEADER);
             } else {
                 ctx.read();
             }
             return;
         }
-        AuditRecord audit = new AuditRecord(context.nextId(), ctx.channel().remoteAddress())
-                .arrival(TunnelTarget.TRANSPARENT);
+        AuditRecord audit = route.audit(ctx);
         int start = in.readerIndex();
         int family = in.getUnsignedByte(start + 13);
         int length = in.getUnsignedShort(start + 14);
@@ -84,24 +65,9 @@ final class OriginalDestinationHandler extends ByteToMessageDecoder {
             refuse(ctx, audit, BAD_HEADER);
             return;
         }
-        String host;
-        if (SyntheticAddresses.isSynthetic(address)) {
-            host = addresses.nameFor(address).orElse(null);
-            if (host == null) {
-                audit.target(address.getHostAddress(), port);
-                refuse(ctx, audit, UNKNOWN_SYNTHETIC);
-                return;
-            }
-        } else {
-            host = address.getHostAddress();
+        if (!route.open(ctx, audit, address, port)) {
+            discard();
         }
-        TunnelTarget tunnel = opener.open(ctx, host, port, TunnelTarget.TRANSPARENT, audit,
-                (status, reason) -> refuse(ctx, audit, reason));
-        if (tunnel == null) {
-            return;
-        }
-        pipeline.transparentToTunnel(ctx.pipeline(), tunnel, tunnel.decision().tls() == TlsMode.PASSTHROUGH);
-        ctx.channel().read();
     }
 
     private static boolean prefixMatches(ByteBuf in) {
@@ -115,12 +81,13 @@ final class OriginalDestinationHandler extends ByteToMessageDecoder {
     }
 
     private void refuse(ChannelHandlerContext ctx, AuditRecord audit, String reason) {
-        if (audit.decision() == null) {
-            audit.denied(reason);
-        }
-        context.emit(new ProxyEvent.Decided(context.clock().instant(), "connect", audit.fields()));
+        route.refuse(ctx, audit, reason);
+        discard();
+    }
+
+    /** Nothing of a refused client's is decoded further. */
+    private void discard() {
         ByteBuf rest = internalBuffer();
         rest.skipBytes(rest.readableBytes());
-        ctx.close();
     }
 }

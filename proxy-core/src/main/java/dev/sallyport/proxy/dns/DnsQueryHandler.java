@@ -9,7 +9,7 @@ import io.netty.handler.codec.dns.DatagramDnsResponse;
 import io.netty.handler.codec.dns.DefaultDnsResponse;
 import io.netty.handler.codec.dns.DnsQuery;
 import io.netty.handler.codec.dns.DnsResponse;
-import java.net.SocketAddress;
+import java.net.InetSocketAddress;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,15 +33,15 @@ final class DnsQueryHandler extends SimpleChannelInboundHandler<DnsQuery> {
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, DnsQuery query) {
         DnsResponse response;
-        SocketAddress client;
+        InetSocketAddress client;
         if (query instanceof DatagramDnsQuery d) {
             response = new DatagramDnsResponse(d.recipient(), d.sender(), d.id());
             client = d.sender();
         } else {
             response = new DefaultDnsResponse(query.id());
-            client = ctx.channel().remoteAddress();
+            client = (InetSocketAddress) ctx.channel().remoteAddress();
         }
-        stub.answer(query, response, DnsServer.printable(client));
+        stub.answer(query, response, client);
         ctx.writeAndFlush(response);
     }
 

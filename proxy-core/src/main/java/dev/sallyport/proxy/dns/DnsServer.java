@@ -1,6 +1,5 @@
 package dev.sallyport.proxy.dns;
 
-import dev.sallyport.proxy.internal.AuditRecord;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -17,7 +16,6 @@ import io.netty.handler.codec.dns.TcpDnsResponseEncoder;
 import io.netty.handler.timeout.ReadTimeoutHandler;
 import dev.sallyport.proxy.internal.Transports;
 import java.net.InetSocketAddress;
-import java.net.SocketAddress;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -71,10 +69,6 @@ public final class DnsServer implements AutoCloseable {
     /** Where both listeners are bound (the same address and port). */
     public InetSocketAddress address() {
         return (InetSocketAddress) tcp.localAddress();
-    }
-
-    static String printable(SocketAddress client) {
-        return AuditRecord.clientText(client);
     }
 
     @Override

@@ -3,6 +3,7 @@ package dev.sallyport.proxy.dns;
 import dev.sallyport.policy.Decision;
 import dev.sallyport.policy.HostNames;
 import dev.sallyport.policy.PolicyEngine;
+import dev.sallyport.proxy.internal.AuditRecord;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.dns.DefaultDnsQuestion;
 import io.netty.handler.codec.dns.DefaultDnsRawRecord;
@@ -15,6 +16,7 @@ import io.netty.handler.codec.dns.DnsResponse;
 import io.netty.handler.codec.dns.DnsResponseCode;
 import io.netty.handler.codec.dns.DnsSection;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -48,8 +50,9 @@ public final class DnsStub {
         return addresses;
     }
 
-    /** Fills {@code response} (made with the query's id) with the answer to {@code query} from {@code client}. */
-    public void answer(DnsQuery query, DnsResponse response, String client) {
+    /** Fills {@code response} (made with the query's id) with the answer to {@code query} from {@code from}. */
+    public void answer(DnsQuery query, DnsResponse response, InetSocketAddress from) {
+        String client = AuditRecord.clientText(from);
         response.setOpCode(query.opCode());
         response.setRecursionDesired(query.isRecursionDesired());
         response.setRecursionAvailable(true);
@@ -79,7 +82,7 @@ public final class DnsStub {
             return;
         }
         name = HostNames.normalize(asked);
-        Optional<SyntheticAddresses.Slot> slot = addresses.assign(name);
+        Optional<SyntheticAddresses.Slot> slot = addresses.assign(name, from.getAddress());
         if (slot.isEmpty()) {
             response.setCode(DnsResponseCode.REFUSED);
             audit.answered(client, name, type, "REFUSED", decision, LookupAudit.POOL_FULL);

@@ -9,12 +9,15 @@ import java.time.InstantSource;
 /**
  * Records DNS answers ({@link ProxyEvent.DnsAnswered}) under a token bucket, so that a flood of queries cannot
  * flood the audit log: up to {@code burst} records at once, refilled at {@code perSecond}. The lookups left out are
- * counted, and the next record says how many ({@code suppressed}): none goes missing without a trace.
+ * counted, and the next record says how many ({@code suppressed}), or, when no lookup follows, a record of their own
+ * ({@link #flushSuppressed}, on a timer): none goes missing without a trace.
  */
 public final class LookupAudit {
 
     /** The reason of a lookup refused because every mapping is in use. */
     public static final String POOL_FULL = "dns_pool_full";
+    /** The reason of the record that only counts lookups the rate limit left out. */
+    public static final String SUPPRESSED = "dns_lookups_suppressed";
 
     private final ProxyEventListener events;
     private final InstantSource clock;
@@ -35,6 +38,24 @@ public final class LookupAudit {
         this.perSecond = perSecond;
         this.tokens = burst;
         this.refilled = clock.instant();
+    }
+
+    /**
+     * Writes a record of the lookups left out since the last record, if any ({@code suppressed}, reason
+     * {@value #SUPPRESSED}, no name): the proxy calls it every second, so a flood followed by silence is counted
+     * within a second rather than with a next lookup that may never come.
+     */
+    public void flushSuppressed() {
+        long skipped;
+        synchronized (this) {
+            if (suppressed == 0) {
+                return;
+            }
+            skipped = suppressed;
+            suppressed = 0;
+        }
+        events.on(new ProxyEvent.DnsAnswered(clock.instant(), null, null, null, null, null, null, SUPPRESSED,
+                skipped));
     }
 
     void answered(String client, String name, String type, String answer, Decision decision, String reason) {

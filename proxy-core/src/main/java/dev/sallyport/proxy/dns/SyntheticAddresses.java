@@ -9,6 +9,7 @@ import java.time.Instant;
 import java.time.InstantSource;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -21,7 +22,11 @@ import java.util.Optional;
  * reused only after a second {@code lifetime} (a client that cached the answer too long finds no name, never another
  * name), and only when the cursor that hands out slots comes round to it again. At most {@code capacity} mappings,
  * living or waiting, exist at once, far fewer than there are slots: a flood of names is refused ({@link #assign}
- * empty) instead of taking over an address that another name still has. Thread-safe.
+ * empty) instead of taking over an address that another name still has.
+ *
+ * <p>A mapping is also only good for the clients that asked for it (by address, up to {@value #CLIENTS_PER_NAME} per
+ * name, the least recent forgotten first): one client of a proxy that several share (containers on a host's bridge)
+ * cannot use, or probe for, the names another one looked up. Thread-safe.
  */
 public final class SyntheticAddresses {
 
@@ -31,6 +36,8 @@ public final class SyntheticAddresses {
     public static final String PREFIX6 = "fd5a:11b0:7f00:53::/96";
     private static final int BASE4 = (198 << 24) | (18 << 16);
     private static final int SLOTS = 1 << 17;
+    /** How many clients one mapping remembers; one forgotten asks again (the answers' TTL is short anyway). */
+    static final int CLIENTS_PER_NAME = 256;
     private static final byte[] BASE6 = {(byte) 0xfd, 0x5a, 0x11, (byte) 0xb0, 0x7f, 0x00, 0x00, 0x53, 0, 0, 0, 0};
 
     private final int capacity;
@@ -45,11 +52,21 @@ public final class SyntheticAddresses {
         final String name;
         final int slot;
         Instant asked;
+        /** Who asked, least recent first. */
+        final LinkedHashSet<InetAddress> clients = new LinkedHashSet<>();
 
         Mapping(String name, int slot, Instant asked) {
             this.name = name;
             this.slot = slot;
             this.asked = asked;
+        }
+
+        void askedBy(InetAddress client) {
+            clients.remove(client);
+            clients.add(client);
+            if (clients.size() > CLIENTS_PER_NAME) {
+                clients.removeFirst();
+            }
         }
     }
 
@@ -65,13 +82,17 @@ public final class SyntheticAddresses {
         this.clock = Objects.requireNonNull(clock, "clock");
     }
 
-    /** The slot of {@code name} (normalized), refreshed or newly taken; empty when every mapping is in use. */
-    public synchronized Optional<Slot> assign(String name) {
+    /**
+     * The slot of {@code name} (normalized) for {@code client}, refreshed or newly taken; empty when every mapping is
+     * in use.
+     */
+    public synchronized Optional<Slot> assign(String name, InetAddress client) {
         Instant now = clock.instant();
         sweep(now);
         Mapping m = byName.get(name);
         if (m != null) {
             m.asked = now;
+            m.askedBy(client);
             return Optional.of(new Slot(m.slot));
         }
         if (byName.size() >= capacity) {
@@ -81,16 +102,17 @@ public final class SyntheticAddresses {
             cursor = cursor % (SLOTS - 2) + 1;    // 1 .. SLOTS-2: neither the network nor the last address
         } while (bySlot.containsKey(cursor));
         m = new Mapping(name, cursor, now);
+        m.askedBy(client);
         byName.put(name, m);
         bySlot.put(m.slot, m);
         return Optional.of(new Slot(m.slot));
     }
 
-    /** The name a synthetic address stands for while its mapping lives. */
-    public synchronized Optional<String> nameFor(InetAddress address) {
+    /** The name a synthetic address stands for, while its mapping lives, for a client that asked for it. */
+    public synchronized Optional<String> nameFor(InetAddress address, InetAddress client) {
         int slot = slotOf(address);
         Mapping m = slot < 0 ? null : bySlot.get(slot);
-        if (m == null || !clock.instant().isBefore(m.asked.plus(lifetime))) {
+        if (m == null || !clock.instant().isBefore(m.asked.plus(lifetime)) || !m.clients.contains(client)) {
             return Optional.empty();
         }
         return Optional.of(m.name);

@@ -96,6 +96,8 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter implemen
     private ExchangeRequest.Origin origin() {
         String client = AuditRecord.clientText(ctx.channel().remoteAddress());
         return tunnel == null ? new ExchangeRequest.Origin(client, "none", null)
+                : tunnel.carries() == TunnelTarget.Carries.PLAIN_HTTP
+                ? new ExchangeRequest.Origin(client, "none", null, "http/1.1", tunnel.arrival())
                 : new ExchangeRequest.Origin(client, "intercepted", tunnel.sni(), "http/1.1", tunnel.arrival());
     }
 

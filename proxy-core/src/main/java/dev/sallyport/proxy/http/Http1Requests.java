@@ -16,7 +16,8 @@ import java.util.Locale;
 /**
  * Reads one HTTP/1.1 request head into an {@link ExchangeRequest}: what only HTTP/1.1 has to say (decoder
  * failures, the version, {@code h2c}, the request-target forms: absolute {@code http://} for plain requests,
- * origin-form or an {@code https://} URL naming the tunnel's target inside a tunnel). Everything else is the core's.
+ * origin-form or an {@code https://} URL naming the tunnel's target inside a tunnel, an {@code http://} one inside a
+ * transparent connection speaking plain HTTP, whose requests go upstream in cleartext). Everything else is the core's.
  * Pure: no I/O.
  */
 final class Http1Requests {
@@ -36,6 +37,7 @@ final class Http1Requests {
     private Http1Requests() {}
 
     static Parsed read(HttpRequest request, TunnelTarget tunnel, ExchangeRequest.Origin origin) {
+        boolean plain = tunnel != null && tunnel.carries() == TunnelTarget.Carries.PLAIN_HTTP;
         DecoderResult result = request.decoderResult();
         if (result.isFailure()) {
             Throwable cause = result.cause();
@@ -83,11 +85,12 @@ final class Http1Requests {
                 originForm = slash == uri.length() ? "/" : uri.substring(slash);
             } else {
                 target = new Authority(tunnel.host(), tunnel.port());
+                String scheme = plain ? "http://" : "https://";
                 if (uri.startsWith("/")) {
                     originForm = uri;
-                } else if (uri.regionMatches(true, 0, "https://", 0, 8)) {
-                    int slash = firstOf(uri, 8);
-                    if (!Authority.parse(uri.substring(8, slash), 443).equals(target)) {
+                } else if (uri.regionMatches(true, 0, scheme, 0, scheme.length())) {
+                    int slash = firstOf(uri, scheme.length());
+                    if (!Authority.parse(uri.substring(scheme.length(), slash), plain ? 80 : 443).equals(target)) {
                         return new Refuse(403, "host_mismatch", target);
                     }
                     originForm = slash == uri.length() ? "/" : uri.substring(slash);
@@ -103,7 +106,7 @@ final class Http1Requests {
             originForm = "/" + originForm;
         }
         return new Read(new ExchangeRequest(request.method().name(), target, originForm, request.headers(),
-                ExchangeRequest.BodyShape.of(request), tunnel == null ? UpstreamLeg.CLEARTEXT : UpstreamLeg.TLS,
+                ExchangeRequest.BodyShape.of(request), tunnel == null || plain ? UpstreamLeg.CLEARTEXT : UpstreamLeg.TLS,
                 upgrade, origin));
     }
 

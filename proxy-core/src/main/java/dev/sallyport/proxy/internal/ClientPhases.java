@@ -16,6 +16,12 @@ public interface ClientPhases {
     /** The tunnel's first bytes are a TLS handshake: the check is done. */
     void tlsChecked(ChannelPipeline pipeline);
 
+    /**
+     * A transparent connection's first bytes are not a TLS handshake: HTTP in cleartext, bound to {@code tunnel}'s
+     * target ({@link TunnelTarget#asPlainHttp()}), in place of the TLS handlers.
+     */
+    void toPlainHttp(ChannelPipeline pipeline, TunnelTarget tunnel);
+
     /** The intercepted handshake completed: HTTP, bound to the tunnel's target and SNI. */
     void toHttp(ChannelPipeline pipeline, TunnelTarget tunnel);
 

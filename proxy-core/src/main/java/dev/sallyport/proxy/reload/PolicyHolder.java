@@ -206,10 +206,12 @@ public final class PolicyHolder implements AutoCloseable {
         note(notes, "proxy.listen", was.listen(), now.listen());
         note(notes, "proxy.admin", was.admin(), now.admin());
         note(notes, "proxy.admin_token", tokenSource(was), tokenSource(now));
+        note(notes, "proxy.transparent", was.transparent(), now.transparent());
+        note(notes, "proxy.dns", was.dns(), now.dns());
         note(notes, "ca", running.ca(), loaded.ca());
         note(notes, "audit", running.audit(), loaded.audit());
         ProxySettings kept = new ProxySettings(was.listen(), was.admin(), now.limits(), now.timeouts(),
-                was.adminTokenEnv(), was.adminTokenFile(), now.http2());
+                was.adminTokenEnv(), was.adminTokenFile(), now.http2(), was.transparent(), was.dns());
         note(notes, "upstream.proxy", running.upstream().proxy(), loaded.upstream().proxy());
         return new Policy(kept, running.ca(), running.audit(), loaded.mode(),
                 loaded.upstream().withProxy(running.upstream().proxy()), loaded.network(),

@@ -82,7 +82,7 @@ class DnsStubTest {
 
     private static ProxyEvent.DnsAnswered answered(String name, String type) {
         return Await.value("a dns record for " + name + " " + type, Duration.ofSeconds(10), () -> EVENTS.events.stream()
-                .filter(e -> e instanceof ProxyEvent.DnsAnswered d && d.name().equals(name) && d.type().equals(type))
+                .filter(e -> e instanceof ProxyEvent.DnsAnswered d && name.equals(d.name()) && type.equals(d.type()))
                 .map(ProxyEvent.DnsAnswered.class::cast).findFirst().orElse(null));
     }
 

@@ -38,4 +38,28 @@ class LookupAuditTest {
         assertThat(last.decision()).isEqualTo("deny");
         assertThat(last.reason()).isEqualTo("no_matching_rule");
     }
+
+    @Test
+    void lookupsLeftOutAreCountedByTheTimerWhenNoLookupFollows() {
+        AtomicReference<Instant> now = new AtomicReference<>(Instant.parse("2026-12-01T00:00:00Z"));
+        List<ProxyEvent.DnsAnswered> records = new CopyOnWriteArrayList<>();
+        LookupAudit audit = new LookupAudit(e -> records.add((ProxyEvent.DnsAnswered) e), now::get, 5, 2);
+        audit.flushSuppressed();
+        assertThat(records).as("nothing left out: nothing written").isEmpty();
+        for (int i = 0; i < 100; i++) {
+            audit.answered("127.0.0.1:5000", "x" + i + ".test", "A", "NXDOMAIN", DENY, DENY.reason());
+        }
+        audit.flushSuppressed();
+        assertThat(records).hasSize(6);
+        ProxyEvent.DnsAnswered count = records.getLast();
+        assertThat(count.suppressed()).isEqualTo(95L);
+        assertThat(count.reason()).isEqualTo(LookupAudit.SUPPRESSED);
+        assertThat(count.name()).isNull();
+        assertThat(count.client()).isNull();
+        audit.flushSuppressed();
+        assertThat(records).as("counted once").hasSize(6);
+        now.set(now.get().plus(Duration.ofSeconds(1)));
+        audit.answered("127.0.0.1:5000", "late.test", "A", "NXDOMAIN", DENY, DENY.reason());
+        assertThat(records.getLast().suppressed()).as("not counted again").isNull();
+    }
 }

@@ -14,6 +14,17 @@ import org.junit.jupiter.api.Test;
 
 class SyntheticAddressesTest {
 
+    private static final InetAddress CLIENT = address("10.88.0.2");
+    private static final InetAddress NEIGHBOUR = address("10.88.0.3");
+
+    private static InetAddress address(String literal) {
+        try {
+            return InetAddress.getByName(literal);
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     private final AtomicReference<Instant> now = new AtomicReference<>(Instant.parse("2026-12-01T00:00:00Z"));
     private final InstantSource clock = () -> now.get();
 
@@ -24,13 +35,13 @@ class SyntheticAddressesTest {
     @Test
     void aNameKeepsItsAddressAndTheAddressNamesIt() {
         SyntheticAddresses pool = new SyntheticAddresses(8, Duration.ofMinutes(10), clock);
-        SyntheticAddresses.Slot a = pool.assign("a.test").orElseThrow();
-        SyntheticAddresses.Slot b = pool.assign("b.test").orElseThrow();
+        SyntheticAddresses.Slot a = pool.assign("a.test", CLIENT).orElseThrow();
+        SyntheticAddresses.Slot b = pool.assign("b.test", CLIENT).orElseThrow();
         assertThat(a).isNotEqualTo(b);
-        assertThat(pool.assign("a.test")).contains(a);
-        assertThat(pool.nameFor(a.v4())).contains("a.test");
-        assertThat(pool.nameFor(a.v6())).contains("a.test");
-        assertThat(pool.nameFor(b.v4())).contains("b.test");
+        assertThat(pool.assign("a.test", CLIENT)).contains(a);
+        assertThat(pool.nameFor(a.v4(), CLIENT)).contains("a.test");
+        assertThat(pool.nameFor(a.v6(), CLIENT)).contains("a.test");
+        assertThat(pool.nameFor(b.v4(), CLIENT)).contains("b.test");
         assertThat(a.v4().getHostAddress()).startsWith("198.18.");
         assertThat(SyntheticAddresses.isSynthetic(a.v6())).isTrue();
     }
@@ -38,57 +49,79 @@ class SyntheticAddressesTest {
     @Test
     void addressesOutsideThePrefixesAndUnassignedOnesNameNothing() throws Exception {
         SyntheticAddresses pool = new SyntheticAddresses(8, Duration.ofMinutes(10), clock);
-        pool.assign("a.test");
+        pool.assign("a.test", CLIENT);
         for (String other : new String[] {"198.17.255.255", "198.20.0.1", "127.0.0.1", "198.19.255.254", "::1",
             "fd5a:11b0:7f00:54::1", "fd5a:11b0:7f00:53::2:0:1"}) {
-            assertThat(pool.nameFor(InetAddress.getByName(other))).as(other).isEmpty();
+            assertThat(pool.nameFor(InetAddress.getByName(other), CLIENT)).as(other).isEmpty();
         }
     }
 
     @Test
     void anExpiredMappingNamesNothingAndItsAddressGoesToNoOtherNameSoon() {
         SyntheticAddresses pool = new SyntheticAddresses(4, Duration.ofMinutes(10), clock);
-        SyntheticAddresses.Slot a = pool.assign("a.test").orElseThrow();
+        SyntheticAddresses.Slot a = pool.assign("a.test", CLIENT).orElseThrow();
         advance(Duration.ofMinutes(10));
-        assertThat(pool.nameFor(a.v4())).as("expired").isEmpty();
+        assertThat(pool.nameFor(a.v4(), CLIENT)).as("expired").isEmpty();
         advance(Duration.ofMinutes(11));
         Set<Integer> seen = new HashSet<>();
         for (int i = 0; i < 3; i++) {
-            seen.add(pool.assign("n" + i + ".test").orElseThrow().index());
+            seen.add(pool.assign("n" + i + ".test", CLIENT).orElseThrow().index());
         }
         assertThat(seen).doesNotContain(a.index());
-        assertThat(pool.nameFor(a.v4())).isEmpty();
+        assertThat(pool.nameFor(a.v4(), CLIENT)).isEmpty();
     }
 
     @Test
     void askingAgainKeepsTheMappingAlive() {
         SyntheticAddresses pool = new SyntheticAddresses(4, Duration.ofMinutes(10), clock);
-        SyntheticAddresses.Slot a = pool.assign("a.test").orElseThrow();
+        SyntheticAddresses.Slot a = pool.assign("a.test", CLIENT).orElseThrow();
         for (int i = 0; i < 5; i++) {
             advance(Duration.ofMinutes(9));
-            assertThat(pool.assign("a.test")).contains(a);
+            assertThat(pool.assign("a.test", CLIENT)).contains(a);
         }
-        assertThat(pool.nameFor(a.v4())).contains("a.test");
+        assertThat(pool.nameFor(a.v4(), CLIENT)).contains("a.test");
     }
 
     @Test
     void aFloodOfNamesIsRefusedInsteadOfTakingALivingNamesAddress() {
         SyntheticAddresses pool = new SyntheticAddresses(16, Duration.ofMinutes(10), clock);
-        SyntheticAddresses.Slot victim = pool.assign("victim.test").orElseThrow();
+        SyntheticAddresses.Slot victim = pool.assign("victim.test", CLIENT).orElseThrow();
         int refused = 0;
         for (int i = 0; i < 10_000; i++) {
-            if (pool.assign("flood-" + i + ".zone.test").isEmpty()) {
+            if (pool.assign("flood-" + i + ".zone.test", CLIENT).isEmpty()) {
                 refused++;
             }
         }
         assertThat(refused).isEqualTo(10_000 - 15);
         assertThat(pool.size()).isEqualTo(16);
-        assertThat(pool.nameFor(victim.v4())).contains("victim.test");
-        assertThat(pool.assign("victim.test")).contains(victim);
+        assertThat(pool.nameFor(victim.v4(), CLIENT)).contains("victim.test");
+        assertThat(pool.assign("victim.test", CLIENT)).contains(victim);
         // even once everything expired, a freed slot is handed out only after the cursor came round
         advance(Duration.ofMinutes(25));
-        SyntheticAddresses.Slot next = pool.assign("late.test").orElseThrow();
+        SyntheticAddresses.Slot next = pool.assign("late.test", CLIENT).orElseThrow();
         assertThat(next.index()).isGreaterThan(victim.index() + 15);
+    }
+
+    @Test
+    void aMappingIsOnlyGoodForTheClientsThatAskedForIt() {
+        SyntheticAddresses pool = new SyntheticAddresses(8, Duration.ofMinutes(10), clock);
+        SyntheticAddresses.Slot a = pool.assign("a.test", CLIENT).orElseThrow();
+        assertThat(pool.nameFor(a.v4(), NEIGHBOUR)).as("a neighbour that never asked").isEmpty();
+        assertThat(pool.nameFor(a.v6(), NEIGHBOUR)).isEmpty();
+        assertThat(pool.assign("a.test", NEIGHBOUR)).as("one address per name, whoever asks").contains(a);
+        assertThat(pool.nameFor(a.v4(), NEIGHBOUR)).contains("a.test");
+        assertThat(pool.nameFor(a.v4(), CLIENT)).contains("a.test");
+    }
+
+    @Test
+    void aMappingForgetsItsLeastRecentClientBeyondItsBound() throws Exception {
+        SyntheticAddresses pool = new SyntheticAddresses(8, Duration.ofMinutes(10), clock);
+        SyntheticAddresses.Slot a = pool.assign("a.test", CLIENT).orElseThrow();
+        for (int i = 0; i < SyntheticAddresses.CLIENTS_PER_NAME; i++) {
+            pool.assign("a.test", InetAddress.getByAddress(new byte[] {10, 89, (byte) (i >> 8), (byte) i}));
+        }
+        assertThat(pool.nameFor(a.v4(), CLIENT)).as("forgotten: it asks again").isEmpty();
+        assertThat(pool.nameFor(a.v4(), InetAddress.getByAddress(new byte[] {10, 89, 0, 1}))).contains("a.test");
     }
 
     @Test

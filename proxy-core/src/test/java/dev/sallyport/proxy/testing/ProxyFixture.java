@@ -56,6 +56,12 @@ public final class ProxyFixture implements AutoCloseable {
                 new HostPort("127.0.0.1", 0), new HostPort("127.0.0.1", 0), false));
     }
 
+    /** Like {@link #start}, with {@code capture}'s DNS stub and transparent listener. */
+    public static ProxyFixture startWithCapture(String yaml, MapResolver resolver, Path dir,
+                                                dev.sallyport.proxy.ProxyOptions.Capture capture) throws Exception {
+        return new ProxyFixture(yaml, resolver, dir, null, capture);
+    }
+
     /** {@code yaml} is a whole policy; see {@link #policy} for a helper that fills the usual parts. */
     public static ProxyFixture start(String yaml, MapResolver resolver, Path dir) throws Exception {
         return new ProxyFixture(yaml, resolver, dir, null);

@@ -12,8 +12,13 @@ package dev.sallyport.sandbox.net;
  *   <li>forward: anything arriving from the bridge is rejected (ICMP admin-prohibited, so clients fail at once);
  *       anything routed toward the bridge is dropped. No other sandbox, host on the LAN or metadata endpoint is
  *       reachable, even with {@code ip_forward=1} (which Docker or another CNI network may have turned on).</li>
- *   <li>input: IPv6 from the bridge is dropped; TCP to the gateway address on the proxy port is accepted; other
- *       TCP gets a reset and everything else ICMP admin-prohibited (no DNS, DHCP, SSH, host services).</li>
+ *   <li>prerouting (transparent capture): DNS to the gateway (UDP and TCP port 53) is DNATed to the proxy's DNS stub
+ *       on the gateway, TCP to a synthetic address ({@code 198.18.0.0/15}, handed out by that stub) to the proxy's
+ *       transparent listener, which reads the original destination from connection tracking. Nothing else is
+ *       translated: every other destination meets the filter chains below unchanged.</li>
+ *   <li>input: IPv6 from the bridge is dropped; TCP to the gateway address on the proxy's three ports (explicit,
+ *       transparent, DNS) and UDP to its DNS port are accepted; other TCP gets a reset and everything else ICMP
+ *       admin-prohibited (no other DNS, DHCP, SSH, the admin listener, host services).</li>
  *   <li>input to the gateway address from any interface but the bridge and loopback is dropped: Linux accepts a
  *       packet for any local address on any interface, so without this a host on the LAN (or another sandbox)
  *       could use the sandbox's proxy as its egress relay.</li>
@@ -25,6 +30,8 @@ public final class NftRuleset {
 
     /** Hook priority of our base chains: ahead of the usual filter chains at 0. */
     public static final int PRIORITY = -100;
+    /** The DNS stub's synthetic addresses (the proxy's {@code SyntheticAddresses.PREFIX4}). */
+    static final String SYNTHETIC = "198.18.0.0/15";
 
     private NftRuleset() {
     }
@@ -33,17 +40,25 @@ public final class NftRuleset {
      * Renders an {@code nft -f} script that (re)creates {@code table inet <table>} atomically: the leading
      * add-then-delete makes a rerun replace the table instead of failing or duplicating rules.
      */
-    public static String render(String table, String bridge, String gateway, int proxyPort) {
+    public static String render(String table, String bridge, String gateway, int proxyPort, int transparentPort,
+                                int dnsPort) {
         requireName("table", table);
         requireName("bridge", bridge);
         Ipv4Subnet.parseAddress(gateway);
-        if (proxyPort < 1 || proxyPort > 65535) {
-            throw new IllegalArgumentException("proxyPort: " + proxyPort + " (expected: 1..65535)");
+        for (int port : new int[] {proxyPort, transparentPort, dnsPort}) {
+            if (port < 1 || port > 65535) {
+                throw new IllegalArgumentException("port: " + port + " (expected: 1..65535)");
+            }
         }
         return """
                 table inet %1$s {}
                 delete table inet %1$s
                 table inet %1$s {
+                \tchain prerouting {
+                \t\ttype nat hook prerouting priority %5$d; policy accept;
+                \t\tiifname "%2$s" ip daddr %3$s meta l4proto { tcp, udp } th dport 53 dnat ip to %3$s:%7$d
+                \t\tiifname "%2$s" ip daddr %8$s meta l4proto tcp dnat ip to %3$s:%6$d
+                \t}
                 \tchain forward {
                 \t\ttype filter hook forward priority %5$d; policy accept;
                 \t\tiifname "%2$s" reject with icmpx type admin-prohibited
@@ -56,12 +71,13 @@ public final class NftRuleset {
                 \t}
                 \tchain from_sandbox {
                 \t\tmeta nfproto ipv6 drop
-                \t\tip daddr %3$s tcp dport %4$d accept
+                \t\tip daddr %3$s tcp dport { %4$d, %6$d, %7$d } accept
+                \t\tip daddr %3$s udp dport %7$d accept
                 \t\tmeta l4proto tcp reject with tcp reset
                 \t\treject with icmpx type admin-prohibited
                 \t}
                 }
-                """.formatted(table, bridge, gateway, proxyPort, PRIORITY);
+                """.formatted(table, bridge, gateway, proxyPort, PRIORITY, transparentPort, dnsPort, SYNTHETIC);
     }
 
     private static void requireName(String what, String name) {

@@ -23,7 +23,8 @@ import java.util.regex.Pattern;
  *
  * @param id        short lowercase id shared by every name (container, network, table, bridge alias)
  * @param subnet    the sandbox's IPv4 network; the gateway is its first address
- * @param proxyPort the TCP port the proxy listens on at the gateway address
+ * @param proxyPort the TCP port the proxy listens on at the gateway address; the two after it are its transparent
+ *                  listener and its DNS stub there
  */
 public record SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort) {
 
@@ -43,8 +44,8 @@ public record SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort) {
         if (!ID.matcher(id).matches()) {
             throw new IllegalArgumentException("id: '" + id + "' (expected: 4..16 of [a-z0-9])");
         }
-        if (proxyPort < 1 || proxyPort > 65535) {
-            throw new IllegalArgumentException("proxyPort: " + proxyPort + " (expected: 1..65535)");
+        if (proxyPort < 1 || proxyPort > 65533) {
+            throw new IllegalArgumentException("proxyPort: " + proxyPort + " (expected: 1..65533)");
         }
     }
 
@@ -90,9 +91,19 @@ public record SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort) {
         return "http://" + gateway() + ":" + proxyPort;
     }
 
+    /** Where the proxy's transparent listener takes the guest's TCP to synthetic addresses (DNATed to it). */
+    public int transparentPort() {
+        return proxyPort + 1;
+    }
+
+    /** Where the proxy's DNS stub answers the guest's DNS to the gateway (UDP and TCP, DNATed to it). */
+    public int dnsPort() {
+        return proxyPort + 2;
+    }
+
     /** The nftables table that confines this sandbox. */
     public String ruleset() {
-        return NftRuleset.render(tableName(), bridgeName(), gateway(), proxyPort);
+        return NftRuleset.render(tableName(), bridgeName(), gateway(), proxyPort, transparentPort(), dnsPort());
     }
 
     /** Creates the bridge with the gateway address, IPv6 off, tagged with our alias so cleanup can find it. */

@@ -1,5 +1,6 @@
 package dev.sallyport.sandbox.vm;
 
+import dev.sallyport.sandbox.net.SandboxNetwork;
 import java.net.InetSocketAddress;
 
 /**
@@ -12,6 +13,15 @@ public interface ProxyHook {
 
     /** Starts the proxy listening on {@code listen} and returns what stops it. */
     AutoCloseable start(InetSocketAddress listen) throws Exception;
+
+    /**
+     * Starts the proxy for {@code network}: by default only its explicit listener ({@link #start(InetSocketAddress)});
+     * a hook that also captures starts the transparent listener on {@link SandboxNetwork#transparentPort()} and the DNS
+     * stub on {@link SandboxNetwork#dnsPort()} of the gateway, where the network's table DNATs the guest's traffic.
+     */
+    default AutoCloseable start(SandboxNetwork network) throws Exception {
+        return start(new InetSocketAddress(network.gateway(), network.proxyPort()));
+    }
 
     /** For a proxy someone else already runs on the gateway address. */
     ProxyHook EXTERNAL = listen -> () -> { };

@@ -256,7 +256,7 @@ public final class VmRunner {
             return () -> { };
         }
         try {
-            return proxy.start(listen);
+            return proxy.start(spec.network());
         } catch (Exception e) {
             throw new VmRunException("proxy: cannot listen on " + listen.getHostString() + ":" + listen.getPort()
                     + ": " + e.getMessage() + " (expected: the bridge gateway address to be bindable)", e);

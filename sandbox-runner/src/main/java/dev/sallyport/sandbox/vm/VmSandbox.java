@@ -1,5 +1,7 @@
 package dev.sallyport.sandbox.vm;
 
+import dev.sallyport.policy.HostPort;
+import dev.sallyport.proxy.ProxyOptions;
 import dev.sallyport.sandbox.internal.TrustFiles;
 import dev.sallyport.sandbox.net.SandboxNetwork;
 import java.io.IOException;
@@ -53,6 +55,19 @@ public final class VmSandbox {
             return "Workload[" + runtime.cliName() + ", " + image + ", " + command + ", " + workspace + ", secrets="
                     + secrets.keySet() + ", dryRun=" + dryRun + ", " + nerdctl + "]";
         }
+    }
+
+    /**
+     * {@code options} for the run's own proxy on {@code network}'s gateway: the explicit listener on the proxy port,
+     * and the transparent listener and DNS stub that the network's table DNATs the guest's TCP to synthetic addresses
+     * and its DNS to (original destinations from the host's connection tracking; AAAA answered empty, the bridge has
+     * no IPv6).
+     */
+    public static ProxyOptions proxyOn(SandboxNetwork network, ProxyOptions options) {
+        String gateway = network.gateway();
+        return options.withListen(new HostPort(gateway, network.proxyPort()))
+                .withCapture(ProxyOptions.Capture.redirected(new HostPort(gateway, network.dnsPort()),
+                        new HostPort(gateway, network.transparentPort())));
     }
 
     /**

@@ -17,6 +17,11 @@ class NftRulesetTest {
                 table inet sallyport_ab12cd34 {}
                 delete table inet sallyport_ab12cd34
                 table inet sallyport_ab12cd34 {
+                \tchain prerouting {
+                \t\ttype nat hook prerouting priority -100; policy accept;
+                \t\tiifname "BR" ip daddr 10.213.7.1 meta l4proto { tcp, udp } th dport 53 dnat ip to 10.213.7.1:3130
+                \t\tiifname "BR" ip daddr 198.18.0.0/15 meta l4proto tcp dnat ip to 10.213.7.1:3129
+                \t}
                 \tchain forward {
                 \t\ttype filter hook forward priority -100; policy accept;
                 \t\tiifname "BR" reject with icmpx type admin-prohibited
@@ -29,7 +34,8 @@ class NftRulesetTest {
                 \t}
                 \tchain from_sandbox {
                 \t\tmeta nfproto ipv6 drop
-                \t\tip daddr 10.213.7.1 tcp dport 3128 accept
+                \t\tip daddr 10.213.7.1 tcp dport { 3128, 3129, 3130 } accept
+                \t\tip daddr 10.213.7.1 udp dport 3130 accept
                 \t\tmeta l4proto tcp reject with tcp reset
                 \t\treject with icmpx type admin-prohibited
                 \t}
@@ -48,11 +54,11 @@ class NftRulesetTest {
 
     @Test
     void namesThatCouldBreakOutOfTheScriptAreRefused() {
-        assertThatThrownBy(() -> NftRuleset.render("t", "br\" accept #", "10.0.0.1", 1))
+        assertThatThrownBy(() -> NftRuleset.render("t", "br\" accept #", "10.0.0.1", 1, 2, 3))
                 .hasMessage("bridge: 'br\" accept #' (expected: letters, digits, '_', '.', '-')");
-        assertThatThrownBy(() -> NftRuleset.render("t", "br0", "10.0.0.01", 1))
+        assertThatThrownBy(() -> NftRuleset.render("t", "br0", "10.0.0.01", 1, 2, 3))
                 .hasMessage("address: '10.0.0.01' (expected: a dotted quad)");
-        assertThatThrownBy(() -> NftRuleset.render("t", "br0", "10.0.0.1", 0))
-                .hasMessage("proxyPort: 0 (expected: 1..65535)");
+        assertThatThrownBy(() -> NftRuleset.render("t", "br0", "10.0.0.1", 0, 2, 3))
+                .hasMessage("port: 0 (expected: 1..65535)");
     }
 }

@@ -62,7 +62,7 @@ class SandboxNetworkTest {
         assertThatThrownBy(() -> new SandboxNetwork("AB;rm", NETWORK.subnet(), 3128))
                 .hasMessage("id: 'AB;rm' (expected: 4..16 of [a-z0-9])");
         assertThatThrownBy(() -> new SandboxNetwork("abcd", NETWORK.subnet(), 70000))
-                .hasMessage("proxyPort: 70000 (expected: 1..65535)");
+                .hasMessage("proxyPort: 70000 (expected: 1..65533)");
     }
 
     @Test

@@ -66,7 +66,7 @@ class NerdctlCommandTest {
                 "--label", "dev.sallyport.sandbox=ab12cd34",
                 "--runtime", runtimeType,
                 "--network", "sallyport-ab12cd34",
-                "--dns", "127.0.0.1",
+                "--dns", "10.213.7.1",
                 "--user", "1000:1000",
                 "-w", "/workspace",
                 "--read-only",
