@@ -1,5 +1,6 @@
 package dev.sallyport.proxy.connect;
 
+import dev.sallyport.proxy.identity.ClientIdentity;
 import dev.sallyport.policy.TlsMode;
 import dev.sallyport.proxy.dns.SyntheticAddresses;
 import dev.sallyport.proxy.events.ProxyEvent;
@@ -20,8 +21,9 @@ import java.util.List;
  * where the client meant to go. A synthetic address ({@link SyntheticAddresses}) stands for the name the DNS stub
  * gave it; any other address is its IP literal. The connection then is exactly a CONNECT to {@code name:port} that
  * was answered 200: the tunnel phase (SNI must name the host; intercept or passthrough by the policy). A header that
- * is not one PROXY v2 {@code PROXY} command over TCP with exactly the addresses, an address whose mapping expired,
- * and a refused target are audited and closed; nothing of the client's goes anywhere.
+ * is not one PROXY v2 {@code PROXY} command over TCP with the addresses (and TLVs: a registered sandbox's relay adds
+ * its token, {@link IdentityHeaderHandler}), an unknown token, an address whose mapping expired, and a refused target
+ * are audited and closed; nothing of the client's goes anywhere.
  */
 final class OriginalDestinationHandler extends ByteToMessageDecoder {
 
@@ -62,13 +64,27 @@ final class OriginalDestinationHandler extends ByteToMessageDecoder {
         int family = in.getUnsignedByte(start + 13);
         int length = in.getUnsignedShort(start + 14);
         int expected = family == TCP4 ? 12 : family == TCP6 ? 36 : -1;
-        if (!prefixMatches(in) || in.getUnsignedByte(start + 12) != V2_PROXY || length != expected) {
+        if (!prefixMatches(in) || in.getUnsignedByte(start + 12) != V2_PROXY || expected < 0 || length < expected
+                || length > IdentityHeaderHandler.MAX_LENGTH) {
             refuse(ctx, audit, BAD_HEADER);
             return;
         }
         if (in.readableBytes() < 16 + length) {
             ctx.read();
             return;
+        }
+        String token = IdentityHeaderHandler.token(in, start + 16 + expected, start + 16 + length);
+        if (token == null) {
+            refuse(ctx, audit, BAD_HEADER);
+            return;
+        }
+        if (!token.isEmpty()) {     // the relay of a registered sandbox: the connection is that sandbox's
+            ClientIdentity identity = context.sandboxes().resolve(token).orElse(null);
+            if (identity == null) {
+                refuse(ctx, audit, IdentityHeaderHandler.UNKNOWN_IDENTITY);
+                return;
+            }
+            identity.bind(ctx.channel());
         }
         in.skipBytes(16);
         int size = family == TCP4 ? 4 : 16;
@@ -77,6 +93,7 @@ final class OriginalDestinationHandler extends ByteToMessageDecoder {
         in.readBytes(dst);
         in.skipBytes(2);
         int port = in.readUnsignedShort();
+        in.skipBytes(length - expected);          // the TLVs, read above
         InetAddress address;
         try {
             address = InetAddress.getByAddress(dst);
