@@ -56,6 +56,9 @@ class SharedProxyTest {
             server.createContext("/", exchange -> {
                 seen.add(exchange.getRequestURI().getPath() + " " + exchange.getRequestHeaders()
                         .getFirst("Authorization"));
+                // one request per connection: the JDK server drops idle kept-alive connections under load, and a
+                // pooled one it dropped would be a 502 that says nothing about identities
+                exchange.getResponseHeaders().set("Connection", "close");
                 exchange.sendResponseHeaders(200, bytes.length);
                 exchange.getResponseBody().write(bytes);
                 exchange.close();
@@ -221,7 +224,8 @@ class SharedProxyTest {
                 workspaces.add(ws);
                 errs.add(err);
                 runs.add(pool.submit(() -> run(f, ws, shared.attach(id, Optional.of("tenant")),
-                        "curl -sS --noproxy '' -H \"Authorization: Bearer $A_TOKEN\" " + url + "/" + id + " > out.txt 2> curl.txt", err)));
+                        "curl -sS --noproxy '' --retry 2 --retry-connrefused --retry-delay 1 -H \"Authorization: Bearer $A_TOKEN\" "
+                                + url + "/" + id + " > out.txt 2> curl.txt", err)));
             }
             for (int i = 0; i < 10; i++) {
                 int exit = runs.get(i).get(240, TimeUnit.SECONDS);
@@ -231,7 +235,7 @@ class SharedProxyTest {
                 assertThat(workspaces.get(i).resolve("out.txt")).hasContent("ok");
             }
             pool.shutdown();
-            assertThat(up.seen()).hasSize(10).allSatisfy(s -> assertThat(s).endsWith(" Bearer real-value-of-a"));
+            assertThat(up.seen()).hasSizeBetween(10, 30).allSatisfy(s -> assertThat(s).endsWith(" Bearer real-value-of-a"));
             List<String> records = shared.records();
             for (int i = 0; i < 10; i++) {
                 String id = "job-" + i;
