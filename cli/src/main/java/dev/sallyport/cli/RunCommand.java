@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -11,6 +12,7 @@ import java.util.concurrent.Callable;
 
 import dev.sallyport.ca.CertificateAuthority;
 import dev.sallyport.policy.HostPort;
+import dev.sallyport.policy.Identities;
 import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.StateDirectory;
 import dev.sallyport.sandbox.ResourceLimits;
@@ -75,6 +77,30 @@ public final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--proxy", paramLabel = "HOST:PORT", description = "Use this running proxy instead of starting one.")
     String proxyAddress;
+
+    @Option(names = "--proxy-admin", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:9901",
+            description = "With --proxy: the running proxy's admin listener, where the sandbox registers "
+                    + "(default: ${DEFAULT-VALUE}).")
+    String proxyAdmin;
+
+    @Option(names = "--proxy-token", paramLabel = "FILE",
+            description = "With --proxy: the file holding the proxy's admin token; the sandbox registers with the "
+                    + "proxy under --identity (default: $SALLYPORT_HOME/admin-token when it exists; without a token "
+                    + "the sandbox is anonymous to the proxy).")
+    Path proxyToken;
+
+    @Option(names = "--identity", paramLabel = "NAME",
+            description = "With --proxy: the sandbox's identity on the proxy, in every audit record (default: run-PID).")
+    String identity;
+
+    @Option(names = "--proxy-policy", paramLabel = "NAME",
+            description = "With --proxy: the name the proxy's clients: lists match for this sandbox (default: --identity).")
+    String proxyPolicy;
+
+    @Option(names = "--lease", paramLabel = "SECONDS", defaultValue = "60",
+            description = "With --proxy: how long the proxy keeps the registration without a renewal (renewed every "
+                    + "third of it while the run lasts; default: ${DEFAULT-VALUE}).")
+    long leaseSeconds;
 
     @Option(names = "--ca-cert", paramLabel = "FILE",
             description = "With --proxy: the running proxy's CA certificate (default: $SALLYPORT_HOME/ca/ca.pem).")
@@ -164,7 +190,36 @@ public final class RunCommand implements Callable<Integer> {
             Path state = StateDirectory.resolve();
             byte[] ca = Files.readAllBytes(caCert != null ? caCert
                     : state.resolve("ca").resolve(CertificateAuthority.CERT_FILE));
-            return new SandboxRun.ProxyMode.Running(address, ca, state);
+            Path tokenFile = proxyToken != null ? proxyToken : state.resolve("admin-token");
+            if (proxyToken == null && identity == null && !Files.isReadable(tokenFile)) {
+                spec.commandLine().getErr().println("sallyport: not registered with the proxy at " + proxyAddress
+                        + " (no admin token: --proxy-token FILE): the sandbox is anonymous there");
+                return new SandboxRun.ProxyMode.Running(address, ca, state);
+            }
+            String token;
+            try {
+                token = Files.readString(tokenFile).strip();
+            } catch (IOException e) {
+                throw new UsageException("--proxy-token: cannot read " + tokenFile + ": " + e.getClass().getSimpleName()
+                        + " (expected: a readable file holding the proxy's admin token)");
+            }
+            HostPort admin = HostPort.parse(proxyAdmin);
+            String name = identity != null ? identity : "run-" + ProcessHandle.current().pid();
+            if (!Identities.isValidName(name) || name.equals(Identities.ANONYMOUS)) {
+                throw new UsageException("--identity: '" + name + "' (expected: " + Identities.EXPECTED + ", not "
+                        + Identities.ANONYMOUS + ")");
+            }
+            if (proxyPolicy != null && !Identities.isValidName(proxyPolicy)) {
+                throw new UsageException("--proxy-policy: '" + proxyPolicy + "' (expected: " + Identities.EXPECTED + ")");
+            }
+            if (leaseSeconds < 3 || leaseSeconds > 86_400) {
+                throw new UsageException("--lease: " + leaseSeconds + " (expected: 3..86400 seconds)");
+            }
+            if (token.isEmpty()) {
+                throw new UsageException("--proxy-token: " + tokenFile + " is empty (expected: the proxy's admin token)");
+            }
+            return new SandboxRun.ProxyMode.Attached(address, ca, new InetSocketAddress(admin.host(), admin.port()),
+                    token, name, Optional.ofNullable(proxyPolicy), Duration.ofSeconds(leaseSeconds));
         }
         return ownProxy(policy, workspace).withPlaceholderKeysIn(StateDirectory.resolve());   // same placeholders every run
     }
@@ -223,6 +278,9 @@ public final class RunCommand implements Callable<Integer> {
             String message = String.valueOf(e.getMessage());
             if (message.startsWith("secrets: ")) {
                 throw new UsageException("--secret: " + message.substring("secrets: ".length()));
+            }
+            if (message.startsWith("policy: ")) {
+                throw new UsageException("--policy: " + message.substring("policy: ".length()));
             }
             throw e;
         }

@@ -48,29 +48,25 @@ class PolicyCommandsTest {
     }
 
     @Test
-    void checkRefusesClientsWithOneLineAndExplainHasNoClientOption() throws IOException {
+    void explainAnswersForOneClientIdentity() throws IOException {
         Path file = write("clients.yaml", """
                 rules:
                   - name: ci-deploy
                     hosts: [deploy.example.com]
                     clients: [ci-runner]
                 """);
-        CliRun check = CliRun.of("policy", "check", file.toString());
-        assertThat(check.exit()).isEqualTo(2);
-        assertThat(check.err().lines().toList()).containsExactly(
-                file + ":4:14: rules[0].clients: not supported yet (expected: no clients key; per-sandbox identities"
-                        + " come with a shared proxy that sandboxes attach to)",
-                file + ": 1 problem");
-        CliRun explain = CliRun.of("policy", "explain", file.toString(), "--url", "https://deploy.example.com/");
-        assertThat(explain.exit()).isEqualTo(2);
-        assertThat(explain.err()).contains("rules[0].clients: not supported yet");
-
-        Path plain = write("plain.yaml", "rules: [{name: ci-deploy, hosts: [deploy.example.com]}]\n");
-        CliRun client = CliRun.of("policy", "explain", plain.toString(), "--url", "https://deploy.example.com/",
+        assertThat(CliRun.of("policy", "check", file.toString()).exit()).isZero();
+        CliRun ci = CliRun.of("policy", "explain", file.toString(), "--url", "https://deploy.example.com/",
                 "--client", "ci-runner");
-        assertThat(client.exit()).isEqualTo(2);
-        assertThat(client.err()).contains("--client").hasLineCount(1);
-        assertThat(CliRun.of("policy", "explain", "--help").out()).doesNotContain("--client").doesNotContain("clients");
+        assertThat(ci.exit()).isZero();
+        assertThat(ci.out()).contains("client: ci-runner").contains("ci-deploy").containsIgnoringCase("allow");
+        CliRun anonymous = CliRun.of("policy", "explain", file.toString(), "--url", "https://deploy.example.com/");
+        assertThat(anonymous.exit()).isZero();
+        assertThat(anonymous.out()).contains("client_not_allowed");
+        CliRun bad = CliRun.of("policy", "explain", file.toString(), "--url", "https://deploy.example.com/",
+                "--client", "no spaces");
+        assertThat(bad.exit()).isEqualTo(2);
+        assertThat(bad.err()).contains("--client: 'no spaces'").hasLineCount(1);
     }
 
     @Test

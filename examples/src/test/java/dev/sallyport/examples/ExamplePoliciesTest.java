@@ -14,6 +14,7 @@ import dev.sallyport.policy.PolicyException;
 import dev.sallyport.policy.PolicyLoader;
 import dev.sallyport.policy.Verdict;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -61,5 +62,21 @@ class ExamplePoliciesTest {
                 .isEqualTo(Verdict.DENY);
         assertThat(engine.onRequest("registry.example.com", 443, "GET", "/@types%2f..%2f..%2fx", null).verdict())
                 .isEqualTo(Verdict.DENY);
+    }
+
+    /** The shared CI proxy: each policy name reaches its own hosts; a client with no identity reaches nothing. */
+    @Test
+    void theSharedCiPolicyGivesEachClientItsOwnRulesAndAnonymousNothing() throws PolicyException {
+        Path file = Path.of(System.getProperty("user.dir")).resolve("ci-runner/shared-policy.yaml");
+        Policy policy = PolicyLoader.load(file);
+        PolicyEngine engine = PolicyEngine.compile(policy);
+        assertThat(engine.onRequest("registry.example.com", 443, "GET", "/pkg", "ci").verdict())
+                .isEqualTo(Verdict.ALLOW);
+        assertThat(engine.onRequest("deploy.example.com", 443, "POST", "/", "ci").verdict()).isEqualTo(Verdict.DENY);
+        assertThat(engine.onRequest("deploy.example.com", 443, "POST", "/", "release").verdict())
+                .isEqualTo(Verdict.ALLOW);
+        assertThat(engine.onConnect("registry.example.com", 443, "anonymous").verdict()).isEqualTo(Verdict.DENY);
+        assertThat(policy.secrets().getFirst().usableBy("release")).isTrue();
+        assertThat(policy.secrets().getFirst().usableBy("ci")).isFalse();
     }
 }

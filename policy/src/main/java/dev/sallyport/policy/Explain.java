@@ -97,7 +97,7 @@ public final class Explain {
         }
         lines.add("request: " + request.verdict().code() + " (rule: " + ruleText(request) + ", reason: "
                 + request.reason() + ")");
-        if (client != null) {
+        if (client != null && !client.equals(Identities.ANONYMOUS)) {
             lines.add("client: " + client);
         }
         return new Explanation(shown, connect, lines);

@@ -10,9 +10,8 @@ import java.util.Set;
  * the path must match too (empty sets mean "any"). Rules are tried in file order; the first match wins.
  *
  * @param line    the line of the rule in its file (0 for rules built in code)
- * @param clients client identities the rule is for (empty: any). A policy file cannot set them yet (the loader
- *                refuses {@code clients:}: the proxy does not tell clients apart until per-sandbox identities
- *                exist); only rules built in code carry them.
+ * @param clients client identities the rule is for ({@code clients:}; empty: any, {@code anonymous} included):
+ *                the names sandboxes registered with the proxy under ({@link Identities})
  * @param allowEncodedSlash when true ({@code allow_encoded_slash: true}), a request path with an escaped slash
  *                {@code %2F} (npm's {@code /@scope%2Fname}) may be allowed by this rule, decided on its decoded form;
  *                otherwise such a path is {@code invalid_path} (see {@link PolicyEngine#onRequest})

@@ -2,6 +2,7 @@ package dev.sallyport.policy;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * One entry of {@code secrets}: a value that the sandbox sees only as a placeholder and that the proxy
@@ -17,10 +18,12 @@ import java.util.Objects;
  *                       header (the body, the URL, another header, an encoded form) gets: the placeholder
  *                       forwarded unchanged (the default) or the request refused; toward any other host it is
  *                       always refused
+ * @param clients        the identities whose requests may carry the placeholder ({@code clients:}; empty: any):
+ *                       from any other client it is refused ({@code secret_wrong_client}) and never swapped
  */
 public record SecretSpec(String name, int line, SecretSource from, List<HostPattern> hosts, List<String> headers,
                          String placeholder, boolean require, boolean lazy, boolean allowCleartext,
-                         Elsewhere elsewhere) {
+                         Elsewhere elsewhere, Set<String> clients) {
 
     /**
      * {@code elsewhere_on_own_hosts}: a placeholder on the secret's own hosts outside its listed headers, where it is
@@ -44,6 +47,12 @@ public record SecretSpec(String name, int line, SecretSource from, List<HostPatt
         this(name, line, from, hosts, headers, placeholder, require, lazy, allowCleartext, Elsewhere.FORWARD);
     }
 
+    /** A secret for every client. */
+    public SecretSpec(String name, int line, SecretSource from, List<HostPattern> hosts, List<String> headers,
+                      String placeholder, boolean require, boolean lazy, boolean allowCleartext, Elsewhere elsewhere) {
+        this(name, line, from, hosts, headers, placeholder, require, lazy, allowCleartext, elsewhere, Set.of());
+    }
+
     public SecretSpec {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(from, "from");
@@ -54,6 +63,7 @@ public record SecretSpec(String name, int line, SecretSource from, List<HostPatt
         }
         hosts = List.copyOf(hosts);
         headers = List.copyOf(headers);
+        clients = Set.copyOf(clients);
         if (hosts.isEmpty()) {
             throw new IllegalArgumentException("secret '" + name + "': hosts empty (expected: at least one)");
         }
@@ -74,7 +84,13 @@ public record SecretSpec(String name, int line, SecretSource from, List<HostPatt
 
     /** This secret with {@code fixed} as its placeholder. */
     public SecretSpec withPlaceholder(String fixed) {
-        return new SecretSpec(name, line, from, hosts, headers, fixed, require, lazy, allowCleartext, elsewhere);
+        return new SecretSpec(name, line, from, hosts, headers, fixed, require, lazy, allowCleartext, elsewhere,
+                clients);
+    }
+
+    /** Whether requests of {@code client} (an identity name, {@link Identities#ANONYMOUS} for none) may use it. */
+    public boolean usableBy(String client) {
+        return clients.isEmpty() || clients.contains(client);
     }
 
     /** Never shows the placeholder's neighbours or any value; names only. */
@@ -82,7 +98,7 @@ public record SecretSpec(String name, int line, SecretSource from, List<HostPatt
     public String toString() {
         return "SecretSpec[name=" + name + ", line=" + line + ", from=" + from + ", hosts=" + hosts
                 + ", headers=" + headers + ", require=" + require + ", lazy=" + lazy + ", allowCleartext="
-                + allowCleartext + ", elsewhere=" + elsewhere.yaml() + "]";
+                + allowCleartext + ", elsewhere=" + elsewhere.yaml() + ", clients=" + clients + "]";
     }
 
     static boolean isEnvName(String s) {

@@ -263,24 +263,31 @@ class PolicyLoaderTest {
     }
 
     @Test
-    void clientsIsRefusedWithOneLineUntilTheProxyCanTellClientsApart(@TempDir Path dir) throws Exception {
-        // A key that can never match (no client identity reaches the rules yet) must not look like it works.
+    void clientsNamesIdentitiesOnRulesAndSecretsAndABadNameIsOneLine() throws Exception {
+        Policy p = PolicyLoader.parse("""
+                rules:
+                  - {name: ci-only, hosts: [deploy.example], clients: [ci-runner, job.2]}
+                  - {name: anyone, hosts: [a.example], clients: []}
+                secrets:
+                  - {name: TOKEN, from: env:T, hosts: [deploy.example], headers: [Authorization], clients: [ci-runner]}
+                """, "policy.yaml");
+        assertThat(p.rules().get(0).clients()).containsExactlyInAnyOrder("ci-runner", "job.2");
+        assertThat(p.rules().get(1).clients()).isEmpty();
+        assertThat(p.secrets().getFirst().usableBy("ci-runner")).isTrue();
+        assertThat(p.secrets().getFirst().usableBy("job.2")).isFalse();
+        assertThat(p.secrets().getFirst().usableBy(Identities.ANONYMOUS)).isFalse();
+
         PolicyException e = problems("""
                 rules:
-                  - name: ci-only
-                    hosts: [deploy.example]
-                    clients: [ci-runner]
-                  - {name: anyone, hosts: [a.example], clients: []}
+                  - {name: r, hosts: [a.example], clients: ["bad name"]}
+                secrets:
+                  - {name: S, from: env:S, hosts: [a.example], headers: [Authorization], clients: [-x]}
                 """);
         assertThat(e.problems()).extracting(PolicyProblem::toString).containsExactly(
-                "policy.yaml:4:14: rules[0].clients: not supported yet (expected: no clients key; per-sandbox"
-                        + " identities come with a shared proxy that sandboxes attach to)",
-                "policy.yaml:5:49: rules[1].clients: not supported yet (expected: no clients key; per-sandbox"
-                        + " identities come with a shared proxy that sandboxes attach to)");
-        Path file = Files.writeString(dir.resolve("p.yaml"), "rules: [{name: r, hosts: [a.example], clients: [x]}]\n");
-        assertThatThrownBy(() -> PolicyLoader.load(file)).isInstanceOf(PolicyException.class)
-                .hasMessage(file + ":1:48: rules[0].clients: not supported yet (expected: no clients key;"
-                        + " per-sandbox identities come with a shared proxy that sandboxes attach to)");
+                "policy.yaml:2:45: rules[0].clients[0]: 'bad name' is not an identity name (expected: "
+                        + Identities.EXPECTED + ")",
+                "policy.yaml:4:84: secrets[0].clients[0]: '-x' is not an identity name (expected: "
+                        + Identities.EXPECTED + ")");
     }
 
     @Test

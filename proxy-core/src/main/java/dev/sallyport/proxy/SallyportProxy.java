@@ -247,7 +247,7 @@ public final class SallyportProxy implements AutoCloseable {
             String token = AdminServer.configuredToken(policy.proxy(), System.getenv()).orElse(null);
             AtomicReference<Boolean> closed = new AtomicReference<>(false);
             AdminServer admin = AdminServer.start(adminBind, group, metrics, holder, () -> !closed.get(), audit,
-                    token);
+                    token, context.sandboxes());
             context.addSelf(admin.address());
             SallyportProxy proxy = new SallyportProxy(context, group, server, admin, holder, audit, metrics, closed,
                     ca, minter, mintExecutor, dnsExecutor, connector);

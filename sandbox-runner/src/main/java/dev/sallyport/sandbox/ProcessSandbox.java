@@ -156,6 +156,7 @@ public final class ProcessSandbox {
             ProxyRelay.Targets targets = capture.isPresent() ? new ProxyRelay.Targets(spec.proxy(),
                     spec.capture().get().dns(), spec.capture().get().transparent())
                     : new ProxyRelay.Targets(spec.proxy());
+            targets = targets.withToken(spec.identityToken().orElse(null));
             link.start(process.toHandle(), targets, new HostLink.Rules(spec.insidePort(),
                     abi >= 4 && capture.isEmpty(), user.uid(), user.gid()), drop::detachFromHost);
             RunningSandbox sandbox = new RunningSandbox(process, link, root, plan, limits, drop, warnings);
@@ -273,7 +274,8 @@ public final class ProcessSandbox {
         readOnly.addAll(more);
         return new SandboxSpec(spec.command(), spec.workdir(), spec.proxy(), spec.caPem(), spec.passEnv(),
                 spec.placeholders(), readOnly, spec.readWrite(), spec.requireLandlock(), spec.gitWritable(),
-                spec.hostHome(), spec.hostEnv(), spec.insidePort(), spec.limits(), spec.packageCaches(), spec.capture());
+                spec.hostHome(), spec.hostEnv(), spec.insidePort(), spec.limits(), spec.packageCaches(), spec.capture(),
+                spec.identityToken());
     }
 
     private static void checkWorkdir(SandboxSpec spec) throws SandboxException {

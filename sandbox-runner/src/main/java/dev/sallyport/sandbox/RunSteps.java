@@ -15,6 +15,7 @@ import dev.sallyport.sandbox.vm.ProxyHook;
 import dev.sallyport.sandbox.vm.VmSandbox;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -46,14 +47,34 @@ final class RunSteps {
                 Map<String, String> placeholders = chosen(Placeholders.forPolicy(run.policy(), proxy.stateDirectory()));
                 yield ProcessSandbox.run(spec(process, proxy.address(), proxy.caPem(), placeholders), err);
             }
+            case Plan(SandboxRun.ProxyMode.Attached proxy, SandboxRun.Backend.Process process) -> attached(proxy, process);
             case Plan(SandboxRun.ProxyMode.Own own, SandboxRun.Backend backend) -> withOwnProxy(own, backend);
-            case Plan(SandboxRun.ProxyMode.Running _, SandboxRun.Backend.Nerdctl _) ->
+            case Plan(SandboxRun.ProxyMode.Running _, SandboxRun.Backend.Nerdctl _),
+                 Plan(SandboxRun.ProxyMode.Attached _, SandboxRun.Backend.Nerdctl _) ->
                     throw new IllegalStateException("a running proxy with the nerdctl backend (SandboxRun refuses it)");
         };
     }
 
     /** The two choices of a run that decide its steps. */
     private record Plan(SandboxRun.ProxyMode proxy, SandboxRun.Backend backend) {
+    }
+
+    /** Registered with a shared proxy for the run: its placeholders, its token on every connection of the relay. */
+    private int attached(SandboxRun.ProxyMode.Attached proxy, SandboxRun.Backend.Process process) throws Exception {
+        Path source = run.policy().source();
+        String rules = source == null ? "" : Files.readString(source);
+        try (SandboxLease lease = SandboxLease.register(proxy, rules, err)) {
+            for (String name : run.secrets()) {
+                if (!lease.placeholders().containsKey(name)) {
+                    throw new SandboxException("--secret: '" + name + "' is not a secret the proxy gives sandbox "
+                            + proxy.identity() + " (expected: one of " + String.join(", ", lease.placeholders().keySet())
+                            + ")");
+                }
+            }
+            SandboxSpec.Builder spec = builder(process, proxy.address(), proxy.caPem(), chosen(lease.placeholders()));
+            spec.identityToken(lease.token());
+            return ProcessSandbox.run(spec.build(), err);
+        }
     }
 
     private int withOwnProxy(SandboxRun.ProxyMode.Own own, SandboxRun.Backend backend) throws Exception {

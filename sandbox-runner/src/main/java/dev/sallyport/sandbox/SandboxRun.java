@@ -9,6 +9,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -42,16 +43,21 @@ public record SandboxRun(List<String> command, Path workdir, Policy policy, List
         workdir = Objects.requireNonNull(workdir, "workdir").toAbsolutePath().normalize();
         Objects.requireNonNull(policy, "policy");
         secrets = List.copyOf(secrets);
+        Objects.requireNonNull(proxy, "proxy");
+        if (proxy instanceof ProxyMode.Attached attached && !policy.secrets().isEmpty()) {
+            throw new IllegalArgumentException("policy: secrets in the run's policy with sandbox " + attached.identity()
+                    + " attached to a shared proxy (expected: rules only; the proxy's own policy holds the secrets "
+                    + "and binds them with clients: [" + attached.policy().orElse(attached.identity()) + "])");
+        }
         List<String> known = policy.secrets().stream().map(SecretSpec::name).toList();
-        for (String name : secrets) {
+        for (String name : proxy instanceof ProxyMode.Attached ? List.<String>of() : secrets) {
             if (!known.contains(name)) {
                 throw new IllegalArgumentException("secrets: '" + name + "' is not a secret of the policy (expected: "
                         + "one of " + String.join(", ", known) + ")");
             }
         }
-        Objects.requireNonNull(proxy, "proxy");
         Objects.requireNonNull(backend, "backend");
-        if (backend instanceof Backend.Nerdctl && proxy instanceof ProxyMode.Running) {
+        if (backend instanceof Backend.Nerdctl && !(proxy instanceof ProxyMode.Own)) {
             throw new IllegalArgumentException("proxy: a running proxy with the nerdctl backend (expected: the run's "
                     + "own proxy, which listens on the sandbox network's gateway)");
         }
@@ -155,6 +161,59 @@ public record SandboxRun(List<String> command, Path workdir, Policy policy, List
             @Override
             public String toString() {
                 return "Running[" + address + ", caPem=" + caPem.length + " bytes, " + stateDirectory + "]";
+            }
+        }
+
+        /**
+         * A shared proxy the sandbox registers with for the run (process sandbox only): through {@code admin} with
+         * the proxy's admin token, as {@code identity} (what every audit record of the sandbox names), its rules and
+         * secrets matched as {@code policy} (default: the identity), the run's policy file giving its own rules, for
+         * a {@code lease} renewed while the run lasts and forgotten after. The sandbox gets the placeholders the
+         * proxy answers, and its relay presents the registration's token on every connection: the proxy knows it
+         * by that alone, never by anything the workload sends.
+         *
+         * @param address    the proxy's listener on the host's loopback
+         * @param caPem      its CA certificate, PEM
+         * @param admin      its admin listener
+         * @param adminToken its admin token (never shown)
+         */
+        record Attached(InetSocketAddress address, byte[] caPem, InetSocketAddress admin, String adminToken,
+                        String identity, Optional<String> policy, Duration lease) implements ProxyMode {
+            public Attached {
+                Objects.requireNonNull(address, "address");
+                caPem = caPem.clone();
+                Objects.requireNonNull(admin, "admin");
+                if (adminToken.isBlank()) {
+                    throw new IllegalArgumentException("adminToken: empty (expected: the proxy's admin token)");
+                }
+                Objects.requireNonNull(identity, "identity");
+                Objects.requireNonNull(policy, "policy");
+                if (lease.toSeconds() < 3) {
+                    throw new IllegalArgumentException("lease: " + lease.toSeconds() + " s (expected: 3 s or more)");
+                }
+            }
+
+            @Override
+            public byte[] caPem() {
+                return caPem.clone();
+            }
+
+            @Override
+            public boolean equals(Object other) {
+                return other instanceof Attached a && a.address.equals(address) && Arrays.equals(a.caPem, caPem)
+                        && a.admin.equals(admin) && a.adminToken.equals(adminToken) && a.identity.equals(identity)
+                        && a.policy.equals(policy) && a.lease.equals(lease);
+            }
+
+            @Override
+            public int hashCode() {
+                return Objects.hash(address, Arrays.hashCode(caPem), admin, identity, policy, lease);
+            }
+
+            @Override
+            public String toString() {
+                return "Attached[" + address + ", admin=" + admin + ", identity=" + identity + ", policy="
+                        + policy.orElse(identity) + ", lease=" + lease.toSeconds() + " s, adminToken=hidden]";
             }
         }
     }

@@ -35,12 +35,14 @@ import java.util.regex.Pattern;
  * @param capture          transparent capture: the proxy's DNS stub (TCP) and transparent listener on the host's
  *                         loopback, where the sandbox's DNS and its connections to synthetic addresses are relayed;
  *                         empty: only clients that use the proxy variables get out
+ * @param identityToken    the token of the sandbox's registration with a shared proxy: the relay presents it on
+ *                         every connection it makes for the sandbox (never shown inside); empty: anonymous
  */
 public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress proxy, byte[] caPem,
                           List<String> passEnv, Map<String, String> placeholders, List<Path> readOnly,
                           List<Path> readWrite, boolean requireLandlock, boolean gitWritable, Path hostHome,
                           Map<String, String> hostEnv, int insidePort, ResourceLimits limits,
-                          Optional<Path> packageCaches, Optional<Capture> capture) {
+                          Optional<Path> packageCaches, Optional<Capture> capture, Optional<String> identityToken) {
     /** The inside port used unless told otherwise. */
     public static final int DEFAULT_INSIDE_PORT = 3128;
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
@@ -79,6 +81,7 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
         Objects.requireNonNull(limits, "limits");
         packageCaches = packageCaches.map(p -> p.toAbsolutePath().normalize());
         Objects.requireNonNull(capture, "capture");
+        Objects.requireNonNull(identityToken, "identityToken");
     }
 
     /** Where the proxy's DNS stub (over TCP) and transparent listener answer, both on the host's loopback. */
@@ -108,7 +111,8 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
         return "SandboxSpec[command=" + command + ", workdir=" + workdir + ", proxy=" + proxy + ", caPem="
                 + caPem.length + " bytes, passEnv=" + passEnv + ", secrets=" + placeholders.keySet() + ", readOnly="
                 + readOnly + ", readWrite=" + readWrite + ", requireLandlock=" + requireLandlock + ", gitWritable="
-                + gitWritable + ", hostHome=" + hostHome + ", insidePort=" + insidePort + ", limits=" + limits + ", packageCaches=" + packageCaches + ", capture=" + capture + "]";
+                + gitWritable + ", hostHome=" + hostHome + ", insidePort=" + insidePort + ", limits=" + limits + ", packageCaches=" + packageCaches + ", capture=" + capture + ", identityToken="
+                + (identityToken.isPresent() ? "hidden" : "none") + "]";
     }
 
     private static void checkEnvName(String field, String name) {
@@ -144,6 +148,7 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
         private ResourceLimits limits;
         private Path cacheState;
         private Capture capture;
+        private String identityToken;
 
         private Builder(List<String> command, Path workdir, InetSocketAddress proxy, byte[] caPem) {
             this.command = command;
@@ -217,12 +222,18 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
             return this;
         }
 
+        /** Presents {@code token} (a registration's, see {@link SandboxRun.ProxyMode.Attached}) on every connection. */
+        public Builder identityToken(String token) {
+            this.identityToken = token;
+            return this;
+        }
+
         public SandboxSpec build() {
             return new SandboxSpec(command, workdir, proxy, caPem, passEnv, placeholders, readOnly, readWrite,
                     requireLandlock, gitWritable, hostHome, hostEnv, insidePort,
                     limits != null ? limits : ResourceLimits.defaults(),
                     Optional.ofNullable(cacheState).map(state -> PackageCaches.folder(state, workdir)),
-                    Optional.ofNullable(capture));
+                    Optional.ofNullable(capture), Optional.ofNullable(identityToken));
         }
     }
 }

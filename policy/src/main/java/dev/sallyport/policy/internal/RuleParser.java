@@ -3,6 +3,7 @@ package dev.sallyport.policy.internal;
 import dev.sallyport.policy.Action;
 import dev.sallyport.policy.Cidr;
 import dev.sallyport.policy.HostPattern;
+import dev.sallyport.policy.Identities;
 import dev.sallyport.policy.PathPattern;
 import dev.sallyport.policy.Rule;
 import dev.sallyport.policy.SecretSource;
@@ -20,17 +21,10 @@ import org.yaml.snakeyaml.nodes.Node;
 /** Reads {@code rules} and {@code secrets}, recording every problem with its position. */
 final class RuleParser {
 
-    /** {@code clients} is known only to be refused with its own message (see {@link #CLIENTS_EXPECTED}). */
     private static final Set<String> RULE_KEYS = Set.of("name", "action", "hosts", "cidrs", "ports", "methods",
             "paths", "tls", "clients", "allow_encoded_slash");
-    /**
-     * Why {@code clients:} is refused: the proxy sees no client identity yet (a tunnel has none, a request only
-     * its ephemeral address), so the key could never match. Rules built in code keep the field for that day.
-     */
-    static final String CLIENTS_EXPECTED = "no clients key; per-sandbox identities come with a shared proxy that"
-            + " sandboxes attach to";
     private static final Set<String> SECRET_KEYS = Set.of("name", "from", "hosts", "headers", "placeholder",
-            "require", "lazy", "allow_cleartext", "elsewhere_on_own_hosts");
+            "require", "lazy", "allow_cleartext", "elsewhere_on_own_hosts", "clients");
     private static final String CIDR = "an IPv4 or IPv6 network such as 10.20.0.0/16 or fd00::/8";
     private static final String METHOD = "an uppercase method token such as GET";
     private static final String ENV_NAME = "a name of letters, digits and '_', not starting with a digit";
@@ -93,10 +87,7 @@ final class RuleParser {
             }
             return s;
         });
-        boolean clientsRefused = m.containsKey("clients");
-        if (clientsRefused) {
-            t.problem(m.get("clients"), p + ".clients", "not supported yet", CLIENTS_EXPECTED);
-        }
+        List<String> clients = clients(m, p);
         Set<Integer> ports = Rule.DEFAULT_PORTS;
         if (m.containsKey("ports")) {
             ports = ports(m.get("ports"), p + ".ports");
@@ -104,7 +95,7 @@ final class RuleParser {
         Boolean encodedSlash = m.containsKey("allow_encoded_slash")
                 ? t.bool(m.get("allow_encoded_slash"), p + ".allow_encoded_slash") : Boolean.FALSE;
         boolean ok = name != null && action != null && tls != null && hosts != null && cidrs != null && paths != null
-                && methods != null && !clientsRefused && ports != null && encodedSlash != null;
+                && methods != null && clients != null && ports != null && encodedSlash != null;
         if (hosts != null && cidrs != null && hosts.isEmpty() && cidrs.isEmpty()) {
             t.problem(node, p, "has neither hosts nor cidrs", "hosts: [...] and/or cidrs: [...], not empty");
             ok = false;
@@ -120,7 +111,7 @@ final class RuleParser {
             return null;
         }
         try {
-            return new Rule(name, line, action, hosts, cidrs, ports, Set.copyOf(methods), paths, tls, Set.of(),
+            return new Rule(name, line, action, hosts, cidrs, ports, Set.copyOf(methods), paths, tls, Set.copyOf(clients),
                     encodedSlash);
         } catch (IllegalArgumentException e) {
             t.problem(node, p, e.getMessage(), "a valid rule");
@@ -244,16 +235,29 @@ final class RuleParser {
                         default -> throw new IllegalArgumentException("'" + s + "' is not a choice here");
                     });
         }
+        List<String> clients = clients(m, p);
         if (name == null || from == null || hosts == null || headers == null || require == null || lazy == null
-                || cleartext == null || elsewhere == null || (m.containsKey("placeholder") && placeholder == null)) {
+                || cleartext == null || elsewhere == null || clients == null
+                || (m.containsKey("placeholder") && placeholder == null)) {
             return null;
         }
         try {
-            return new SecretSpec(name, line, from, hosts, headers, placeholder, require, lazy, cleartext, elsewhere);
+            return new SecretSpec(name, line, from, hosts, headers, placeholder, require, lazy, cleartext, elsewhere,
+                    Set.copyOf(clients));
         } catch (IllegalArgumentException e) {
             t.problem(node, p, e.getMessage(), "a valid secret");
             return null;
         }
+    }
+
+    /** {@code clients:}: identity names ({@link Identities}); none, an empty list or no key: every client. */
+    private List<String> clients(Map<String, Node> m, String p) {
+        return optionalList(m, "clients", p, Identities.EXPECTED, s -> {
+            if (!Identities.isValidName(s)) {
+                throw new IllegalArgumentException("'" + s + "' is not an identity name");
+            }
+            return s;
+        });
     }
 
     private <T> List<T> requiredList(Map<String, Node> m, Node node, String key, String p, String expected,

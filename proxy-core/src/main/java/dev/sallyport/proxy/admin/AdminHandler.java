@@ -55,10 +55,14 @@ final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         String authorization = req.headers().get(HttpHeaderNames.AUTHORIZATION);
         String peer = String.valueOf(ctx.channel().remoteAddress());
 
-        boolean offload = ok && (path.equals("/metrics") || path.equals("/reload"));
-        Supplier<AdminReply> work = ok
-                ? () -> route(method, path, authorization, peer)
-                : () -> AdminReply.text(HttpResponseStatus.BAD_REQUEST, "bad request\n");
+        boolean sandboxes = path.equals("/sandboxes") || path.startsWith("/sandboxes/");
+        boolean offload = ok && (path.equals("/metrics") || path.equals("/reload") || sandboxes);
+        String body = sandboxes ? req.content().toString(StandardCharsets.UTF_8) : "";
+        String sandboxToken = req.headers().get(SandboxEndpoints.TOKEN_HEADER);
+        Supplier<AdminReply> work = !ok
+                ? () -> AdminReply.text(HttpResponseStatus.BAD_REQUEST, "bad request\n")
+                : sandboxes ? () -> sandboxes(method, uri, body, authorization, sandboxToken, peer)
+                : () -> route(method, path, authorization, peer);
 
         CompletableFuture<Void> previous = ctx.channel().attr(LAST).get();
         CompletableFuture<Void> before = previous == null ? CompletableFuture.completedFuture(null) : previous;
@@ -84,7 +88,7 @@ final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     ? reload(authorization, peer)
                     : notAllowed("POST");
             default -> AdminReply.text(HttpResponseStatus.NOT_FOUND,
-                    "not found (expected: GET /metrics, /healthz, /readyz or POST /reload)\n");
+                    "not found (expected: GET /metrics, /healthz, /readyz, POST /reload or /sandboxes)\n");
         };
     }
 
@@ -103,18 +107,37 @@ final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 .orElseGet(() -> AdminReply.text(HttpResponseStatus.OK, "ready\n"));
     }
 
-    private AdminReply reload(String authorization, String peer) {
+    private AdminReply sandboxes(HttpMethod method, String uri, String body, String authorization,
+                                 String sandboxToken, String peer) {
+        if (endpoints.sandboxes() == null) {
+            return AdminReply.text(HttpResponseStatus.NOT_FOUND, "not found: this proxy takes no sandboxes\n");
+        }
+        AdminReply refused = unauthorized("registering sandboxes", method + " /sandboxes", authorization, peer);
+        return refused != null ? refused : endpoints.sandboxes().route(method, uri, body, sandboxToken);
+    }
+
+    /** Null when {@code authorization} carries the admin token; else the answer that refuses {@code what}. */
+    private AdminReply unauthorized(String what, String request, String authorization, String peer) {
         AdminToken token = endpoints.token();
         if (token == null) {
-            return AdminReply.text(HttpResponseStatus.FORBIDDEN, "reload over HTTP is disabled: no admin token is"
+            return AdminReply.text(HttpResponseStatus.FORBIDDEN, what + " over HTTP is disabled: no admin token is"
                     + " configured (expected: 'admin_token: {env: NAME}' or 'admin_token: {file: PATH}' under 'proxy:'"
-                    + " in the policy, naming where the token is; or send SIGHUP to reload)\n");
+                    + " in the policy, naming where the token is" + (what.equals("reload") ? "; or send SIGHUP to"
+                    + " reload" : "") + ")\n");
         }
         if (!token.matches(authorization)) {
-            LOGGER.warn("admin POST /reload refused: client={} reason={}", peer,
+            LOGGER.warn("admin {} refused: client={} reason={}", request, peer,
                     authorization == null ? "no_token" : "wrong_token");
             return AdminReply.text(HttpResponseStatus.UNAUTHORIZED,
                     "unauthorized (expected: Authorization: Bearer <admin token>)\n").with("WWW-Authenticate", "Bearer");
+        }
+        return null;
+    }
+
+    private AdminReply reload(String authorization, String peer) {
+        AdminReply refused = unauthorized("reload", "POST /reload", authorization, peer);
+        if (refused != null) {
+            return refused;
         }
         ReloadResult result = endpoints.reload().get();
         StringBuilder body = new StringBuilder(result.success() ? "reloaded\n" : "reload failed; old policy kept\n");

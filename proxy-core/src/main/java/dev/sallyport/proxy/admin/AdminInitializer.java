@@ -8,10 +8,10 @@ import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.timeout.IdleStateHandler;
 import java.util.concurrent.TimeUnit;
 
-/** The admin pipeline: small HTTP/1.1 limits, whole requests (16 KiB at most), idle connections closed. */
+/** The admin pipeline: small HTTP/1.1 limits, whole requests (256 KiB at most), idle connections closed. */
 final class AdminInitializer extends ChannelInitializer<SocketChannel> {
 
-    static final int MAX_CONTENT = 16 * 1024;
+    static final int MAX_CONTENT = 256 * 1024;     // a sandbox's registration carries its policy file
     static final int IDLE_SECONDS = 30;
 
     private final AdminHandler handler;

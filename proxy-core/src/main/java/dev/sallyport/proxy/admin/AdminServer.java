@@ -3,6 +3,7 @@ package dev.sallyport.proxy.admin;
 import dev.sallyport.policy.HostPort;
 import dev.sallyport.policy.ProxySettings;
 import dev.sallyport.proxy.audit.AuditLog;
+import dev.sallyport.proxy.identity.SandboxRegistry;
 import dev.sallyport.proxy.metrics.ProxyMetrics;
 import dev.sallyport.proxy.reload.PolicyHolder;
 import io.netty.bootstrap.ServerBootstrap;
@@ -29,7 +30,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The admin listener: {@code GET /metrics} (Prometheus text), {@code GET /healthz}, {@code GET /readyz} and
- * {@code POST /reload} (bearer token). It binds only where told (default {@code 127.0.0.1:9901}) and runs on
+ * {@code POST /reload} and the sandbox registrations of {@link SandboxEndpoints} (bearer token). It binds only where told (default {@code 127.0.0.1:9901}) and runs on
  * the event loop group it is given; scraping and reloading run on its own single thread.
  */
 public final class AdminServer implements AutoCloseable {
@@ -57,6 +58,15 @@ public final class AdminServer implements AutoCloseable {
     public static AdminServer start(HostPort bind, EventLoopGroup group, ProxyMetrics metrics, PolicyHolder policies,
                                     BooleanSupplier ready, AuditLog audit, String reloadToken)
             throws InterruptedException {
+        return start(bind, group, metrics, policies, ready, audit, reloadToken, null);
+    }
+
+    /** As above; with {@code sandboxes} (nullable), runners register their sandboxes at {@code /sandboxes}. */
+    @SuppressWarnings("checkstyle:ParameterNumber")
+    public static AdminServer start(HostPort bind, EventLoopGroup group, ProxyMetrics metrics, PolicyHolder policies,
+                                    BooleanSupplier ready, AuditLog audit, String reloadToken,
+                                    SandboxRegistry sandboxes)
+            throws InterruptedException {
         Supplier<Optional<String>> notReady = () -> {
             if (!ready.getAsBoolean()) {
                 return Optional.of("the proxy is not ready to take traffic");
@@ -67,7 +77,8 @@ public final class AdminServer implements AutoCloseable {
             return Optional.empty();
         };
         AdminEndpoints endpoints = new AdminEndpoints(metrics::scrape, policies::reload, notReady,
-                reloadToken == null ? null : new AdminToken(reloadToken));
+                reloadToken == null ? null : new AdminToken(reloadToken),
+                sandboxes == null ? null : new SandboxEndpoints(sandboxes, policies::snapshot));
         return start(new InetSocketAddress(bind.host(), bind.port()), group, endpoints);
     }
 

@@ -38,6 +38,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <pre>
  * accept     bytes, idle, idle-closer
+ * identity     + the relay's PROXY v2 header with a sandbox's token, if any (gone once read; none: anonymous)
  * transparent  + original destination (PROXY v2, or conntrack)  -> tunnel, as after a CONNECT's 200
  * HTTP       + guard, codec, connect, frontend            (FrontendHandler feeds the exchange core)
  * tunnel     - guard, codec, connect, frontend  + tls-check, then
@@ -58,6 +59,7 @@ public final class ClientPipeline implements ClientPhases {
     static final String IDLE_CLOSER = "sallyport-idle-closer";
     static final String CONNECT = "sallyport-connect";
     static final String TRANSPARENT = "sallyport-transparent";
+    static final String IDENTITY = "sallyport-identity";
     static final String GUARD = "sallyport-http-guard";
     static final String CODEC = "sallyport-http-codec";
     static final String FRONTEND = "sallyport-frontend";
@@ -95,6 +97,7 @@ public final class ClientPipeline implements ClientPhases {
     void install(Channel ch, ClientKey client) {
         ChannelPipeline p = ch.pipeline();
         ByteCounter counter = addAccept(p);
+        p.addLast(IDENTITY, new IdentityHeaderHandler(context));
         addHttp(p, null);
         p.addBefore(FRONTEND, CONNECT, new ConnectHandler(context, this, counter, client));
     }

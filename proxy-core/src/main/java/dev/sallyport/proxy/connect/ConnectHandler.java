@@ -1,5 +1,6 @@
 package dev.sallyport.proxy.connect;
 
+import dev.sallyport.proxy.identity.ClientIdentity;
 import dev.sallyport.policy.TlsMode;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.exchange.Authority;
@@ -54,7 +55,8 @@ final class ConnectHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void connect(ChannelHandlerContext ctx, HttpRequest request) {
-        AuditRecord audit = new AuditRecord(context.nextId(), ctx.channel().remoteAddress());
+        AuditRecord audit = new AuditRecord(context.nextId(), ctx.channel().remoteAddress())
+                .identity(ClientIdentity.of(ctx.channel()).name());
         audit.request("CONNECT", null);
         Authority target;
         try {

@@ -1,5 +1,6 @@
 package dev.sallyport.proxy.connect;
 
+import dev.sallyport.proxy.identity.ClientIdentity;
 import dev.sallyport.proxy.internal.AuditRecord;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
@@ -12,7 +13,8 @@ import java.util.List;
  * The accept phase of a transparent connection relayed by the sandbox runner: the connection begins with a PROXY
  * protocol v2 header (written by the runner's relay, which read the original destination from the kernel), naming
  * where the client meant to go; {@link TransparentRoute} takes it from there. A header that is not one PROXY v2
- * {@code PROXY} command over TCP with exactly the addresses is audited and closed.
+ * {@code PROXY} command over TCP with the addresses (and TLVs: a registered sandbox's relay adds its token,
+ * {@link IdentityHeaderHandler}), and an unknown token, are audited and closed.
  */
 final class OriginalDestinationHandler extends ByteToMessageDecoder {
 
@@ -43,13 +45,27 @@ final class OriginalDestinationHandler extends ByteToMessageDecoder {
         int family = in.getUnsignedByte(start + 13);
         int length = in.getUnsignedShort(start + 14);
         int expected = family == TCP4 ? 12 : family == TCP6 ? 36 : -1;
-        if (!prefixMatches(in) || in.getUnsignedByte(start + 12) != V2_PROXY || length != expected) {
+        if (!prefixMatches(in) || in.getUnsignedByte(start + 12) != V2_PROXY || expected < 0 || length < expected
+                || length > IdentityHeaderHandler.MAX_LENGTH) {
             refuse(ctx, audit, BAD_HEADER);
             return;
         }
         if (in.readableBytes() < 16 + length) {
             ctx.read();
             return;
+        }
+        String token = IdentityHeaderHandler.token(in, start + 16 + expected, start + 16 + length);
+        if (token == null) {
+            refuse(ctx, audit, BAD_HEADER);
+            return;
+        }
+        if (!token.isEmpty()) {     // the relay of a registered sandbox: the connection is that sandbox's
+            ClientIdentity identity = route.sandboxes().resolve(token).orElse(null);
+            if (identity == null) {
+                refuse(ctx, audit, IdentityHeaderHandler.UNKNOWN_IDENTITY);
+                return;
+            }
+            identity.bind(ctx.channel());
         }
         in.skipBytes(16);
         int size = family == TCP4 ? 4 : 16;
@@ -58,6 +74,7 @@ final class OriginalDestinationHandler extends ByteToMessageDecoder {
         in.readBytes(dst);
         in.skipBytes(2);
         int port = in.readUnsignedShort();
+        in.skipBytes(length - expected);          // the TLVs, read above
         InetAddress address;
         try {
             address = InetAddress.getByAddress(dst);

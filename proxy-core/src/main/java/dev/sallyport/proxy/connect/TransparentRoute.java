@@ -4,6 +4,7 @@ import dev.sallyport.policy.TlsMode;
 import dev.sallyport.proxy.dns.SyntheticAddresses;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.internal.AuditRecord;
+import dev.sallyport.proxy.identity.SandboxRegistry;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.internal.TunnelTarget;
 import dev.sallyport.proxy.limits.ClientKey;
@@ -35,6 +36,11 @@ final class TransparentRoute {
         this.pipeline = pipeline;
         this.addresses = addresses;
         this.opener = new TunnelOpener(context, counter, client);
+    }
+
+    /** The sandboxes registered with the proxy, whose relays name them by a token in the PROXY header. */
+    SandboxRegistry sandboxes() {
+        return context.sandboxes();
     }
 
     /** A fresh record of a transparent connection. */

@@ -1,5 +1,6 @@
 package dev.sallyport.proxy.connect;
 
+import dev.sallyport.proxy.identity.ClientIdentity;
 import dev.sallyport.policy.Decision;
 import dev.sallyport.policy.TlsMode;
 import dev.sallyport.proxy.events.ProxyEvent;
@@ -40,8 +41,9 @@ final class TunnelOpener {
      */
     TunnelTarget open(ChannelHandlerContext ctx, String host, int port, String arrival, AuditRecord audit,
                       Refusal refusal) {
-        audit.target(host, port).arrival(arrival);
-        Decision decision = context.engine().onConnect(host, port, null);
+        ClientIdentity identity = ClientIdentity.of(ctx.channel());
+        audit.target(host, port).arrival(arrival).identity(identity.name());
+        Decision decision = identity.engine(context.engine()).onConnect(host, port, identity.policy());
         audit.decision(decision);
         boolean passthrough = decision.tls() == TlsMode.PASSTHROUGH;
         if (!decision.permitsTraffic()) {

@@ -1,6 +1,7 @@
 package dev.sallyport.proxy.exchange;
 
 import dev.sallyport.proxy.events.ProxyEvent;
+import dev.sallyport.proxy.identity.ClientIdentity;
 import dev.sallyport.proxy.inject.InjectionResult;
 import dev.sallyport.proxy.inject.SecretReasons;
 import dev.sallyport.proxy.inject.UpstreamLeg;
@@ -73,7 +74,8 @@ public final class ExchangeCore {
             return null;
         }
         Snapshot snapshot = context.snapshot();   // decision, dial check, injection and scrubbing all from this one
-        switch (RequestDecision.decide(request, snapshot.engine())) {
+        ClientIdentity identity = request.origin().identity();
+        switch (RequestDecision.decide(request, identity.engine(snapshot.engine()))) {
             case RequestDecision.Refuse r -> {
                 if (r.decision() != null) {
                     audit.decision(r.decision());
@@ -88,7 +90,8 @@ public final class ExchangeCore {
         // HTTP/2 toward the upstream when the client speaks it (and the server chooses it); WebSocket needs HTTP/1.1
         boolean mayH2 = tls && !websocket && H2.equals(request.origin().protocol());
         HttpRequest head = upstreamHead(request, websocket, mayH2);
-        SecretsStage secrets = SecretsStage.open(snapshot.secrets(), request.target().host(), request.leg());
+        SecretsStage secrets = SecretsStage.open(snapshot.secrets(), request.target().host(), request.leg(),
+                identity.policy());
         InjectionResult.Refused refused = secrets == null ? null
                 : secrets.inject(head, audit, context, down.channel().alloc());
         boolean bodyless = request.body().empty();
@@ -132,7 +135,7 @@ public final class ExchangeCore {
     }
 
     private AuditRecord record(ExchangeRequest.Origin origin, String method, String path) {
-        AuditRecord audit = new AuditRecord(context.nextId(), origin.client()).tls(origin.tls()).sni(origin.sni())
+        AuditRecord audit = new AuditRecord(context.nextId(), origin.client()).identity(origin.identity().name()).tls(origin.tls()).sni(origin.sni())
                 .protocol(origin.protocol()).arrival(origin.arrival());
         if (method != null) {
             audit.request(method, path == null ? null : pathOnly(path));

@@ -1,5 +1,6 @@
 package dev.sallyport.proxy.exchange;
 
+import dev.sallyport.proxy.identity.ClientIdentity;
 import dev.sallyport.proxy.internal.TunnelTarget;
 import dev.sallyport.proxy.inject.UpstreamLeg;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -94,13 +95,21 @@ public record ExchangeRequest(String method, Authority target, String originForm
      * @param protocol the client's protocol: {@code http/1.1} (HTTP/1.0 too) or {@code h2}
      * @param arrival  how the client's connection arrived: {@code explicit} (it asked the proxy) or
      *                 {@code transparent} (captured: {@link dev.sallyport.proxy.internal.TunnelTarget#arrival})
+     * @param identity the sandbox the connection belongs to ({@code anonymous} when it presented none)
      */
-    public record Origin(String client, String tls, String sni, String protocol, String arrival) {
+    public record Origin(String client, String tls, String sni, String protocol, String arrival,
+                         ClientIdentity identity) {
         public Origin {
             Objects.requireNonNull(client, "client");
             Objects.requireNonNull(tls, "tls");
             Objects.requireNonNull(protocol, "protocol");
             Objects.requireNonNull(arrival, "arrival");
+            Objects.requireNonNull(identity, "identity");
+        }
+
+        /** An anonymous client's. */
+        public Origin(String client, String tls, String sni, String protocol, String arrival) {
+            this(client, tls, sni, protocol, arrival, ClientIdentity.ANONYMOUS);
         }
 
         /** A client that asked the proxy. */

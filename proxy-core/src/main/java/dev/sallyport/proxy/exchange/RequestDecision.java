@@ -50,7 +50,7 @@ final class RequestDecision {
         if (request.upgrade() == ExchangeRequest.Upgrade.WEBSOCKET && request.leg() != UpstreamLeg.TLS) {
             return new Refuse(400, "unsupported_upgrade", null);
         }
-        String client = request.origin().client();
+        String client = request.origin().identity().policy();
         Decision decision = engine.onRequest(target.host(), target.port(), request.method(), request.originForm(),
                 client);
         if (!decision.permitsTraffic()) {

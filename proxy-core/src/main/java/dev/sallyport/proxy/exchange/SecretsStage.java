@@ -64,8 +64,8 @@ final class SecretsStage {
      * {@code leg}; null when there is nothing to inject, refuse or scrub (no secrets now, and no value
      * loaded before a reload removed them).
      */
-    static SecretsStage open(SecretStore store, String host, UpstreamLeg leg) {
-        return store.idle() ? null : new SecretsStage(store.exchange(host, leg));
+    static SecretsStage open(SecretStore store, String host, UpstreamLeg leg, String client) {
+        return store.idle() ? null : new SecretsStage(store.exchange(host, leg, client));
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.sallyport.proxy.http;
 
+import dev.sallyport.proxy.identity.ClientIdentity;
 import dev.sallyport.proxy.exchange.Authority;
 import dev.sallyport.proxy.exchange.BodyFraming;
 import dev.sallyport.proxy.exchange.Downstream;
@@ -95,10 +96,13 @@ public final class FrontendHandler extends ChannelInboundHandlerAdapter implemen
 
     private ExchangeRequest.Origin origin() {
         String client = AuditRecord.clientText(ctx.channel().remoteAddress());
-        return tunnel == null ? new ExchangeRequest.Origin(client, "none", null)
+        ClientIdentity identity = ClientIdentity.of(ctx.channel());
+        return tunnel == null ? new ExchangeRequest.Origin(client, "none", null, "http/1.1", TunnelTarget.EXPLICIT,
+                identity)
                 : tunnel.carries() == TunnelTarget.Carries.PLAIN_HTTP
-                ? new ExchangeRequest.Origin(client, "none", null, "http/1.1", tunnel.arrival())
-                : new ExchangeRequest.Origin(client, "intercepted", tunnel.sni(), "http/1.1", tunnel.arrival());
+                ? new ExchangeRequest.Origin(client, "none", null, "http/1.1", tunnel.arrival(), identity)
+                : new ExchangeRequest.Origin(client, "intercepted", tunnel.sni(), "http/1.1", tunnel.arrival(),
+                identity);
     }
 
     private void start(HttpRequest request) {

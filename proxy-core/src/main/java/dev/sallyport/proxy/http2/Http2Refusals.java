@@ -1,5 +1,6 @@
 package dev.sallyport.proxy.http2;
 
+import dev.sallyport.proxy.identity.ClientIdentity;
 import dev.sallyport.proxy.exchange.Authority;
 import dev.sallyport.proxy.exchange.ExchangeCore;
 import dev.sallyport.proxy.exchange.ExchangeRequest;
@@ -58,7 +59,8 @@ final class Http2Refusals extends Http2FrameLogger {
             Http2Error error = Http2Error.valueOf(errorCode);
             int status = error == Http2Error.REFUSED_STREAM ? 429 : 400;
             ExchangeRequest.Origin origin = new ExchangeRequest.Origin(AuditRecord.clientText(
-                    ctx.channel().remoteAddress()), "intercepted", tunnel.sni(), "h2", tunnel.arrival());
+                    ctx.channel().remoteAddress()), "intercepted", tunnel.sni(), "h2", tunnel.arrival(),
+                    ClientIdentity.of(ctx.channel()));
             core.recordRefused(origin, new Authority(tunnel.host(), tunnel.port()), status, reason(error));
         }
     }

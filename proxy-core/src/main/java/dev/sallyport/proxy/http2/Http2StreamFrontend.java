@@ -1,5 +1,6 @@
 package dev.sallyport.proxy.http2;
 
+import dev.sallyport.proxy.identity.ClientIdentity;
 import dev.sallyport.proxy.exchange.Authority;
 import dev.sallyport.proxy.exchange.Downstream;
 import dev.sallyport.proxy.exchange.Exchange;
@@ -86,7 +87,7 @@ final class Http2StreamFrontend extends ChannelInboundHandlerAdapter implements 
     private ExchangeRequest.Origin origin() {
         Channel connection = ctx.channel().parent();
         return new ExchangeRequest.Origin(AuditRecord.clientText(connection.remoteAddress()), "intercepted",
-                tunnel.sni(), "h2", tunnel.arrival());
+                tunnel.sni(), "h2", tunnel.arrival(), ClientIdentity.of(connection));
     }
 
     @Override

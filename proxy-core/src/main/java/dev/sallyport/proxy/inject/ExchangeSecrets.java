@@ -30,15 +30,17 @@ public final class ExchangeSecrets {
     private final SecretStore store;
     private final String host;
     private final UpstreamLeg leg;
+    private final String client;
     private final boolean sensitive;
     private final List<byte[]> sentTokens = new ArrayList<>(1);
     private final Set<String> forwarded = new LinkedHashSet<>(2);
     private List<String> injected = List.of();
 
-    ExchangeSecrets(SecretStore store, String host, UpstreamLeg leg) {
+    ExchangeSecrets(SecretStore store, String host, UpstreamLeg leg, String client) {
         this.store = store;
         this.host = host;
         this.leg = Objects.requireNonNull(leg, "leg");
+        this.client = Objects.requireNonNull(client, "client");
         this.sensitive = store.sensitive(host);
     }
 
@@ -85,7 +87,7 @@ public final class ExchangeSecrets {
             }
             return new Injected(List.of());
         }
-        RequestInspector.Outcome o = new RequestInspector(store, host, leg).inspect(headers, rawTarget);
+        RequestInspector.Outcome o = new RequestInspector(store, host, leg, client).inspect(headers, rawTarget);
         if (o.refusal() != null) {
             return o.refusal();
         }
@@ -143,7 +145,7 @@ public final class ExchangeSecrets {
 
     /** A fresh streaming checker for this request's body. */
     public RequestBodyGuard bodyGuard() {
-        return new RequestBodyGuard(store, host, "body", forwarded);
+        return new RequestBodyGuard(store, host, client, "body", forwarded);
     }
 
     /**
@@ -151,7 +153,7 @@ public final class ExchangeSecrets {
      * its fragments in order, unmasked): the same rule as a request body.
      */
     public RequestBodyGuard messageGuard() {
-        return new RequestBodyGuard(store, host, "websocket message", forwarded);
+        return new RequestBodyGuard(store, host, client, "websocket message", forwarded);
     }
 
     /**

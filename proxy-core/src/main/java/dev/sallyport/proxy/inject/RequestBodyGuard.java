@@ -24,6 +24,7 @@ public final class RequestBodyGuard {
 
     private final SecretStore store;
     private final String host;
+    private final String client;
     private final String place;
     private final PatternSet patterns;
     private final byte[] window;
@@ -36,9 +37,10 @@ public final class RequestBodyGuard {
      * {@code place} names what is checked in a refusal's {@code where}: {@code body}, {@code websocket message};
      * {@code forwarded} collects the names of secrets whose placeholder goes on unchanged.
      */
-    RequestBodyGuard(SecretStore store, String host, String place, Set<String> forwarded) {
+    RequestBodyGuard(SecretStore store, String host, String client, String place, Set<String> forwarded) {
         this.store = store;
         this.host = host;
+        this.client = client;
         this.place = place;
         this.forwarded = forwarded;
         this.patterns = store.patterns().request();
@@ -121,7 +123,9 @@ public final class RequestBodyGuard {
     private boolean judge(PatternSet.Pattern m) {
         SecretEntry e = store.entries().get(m.owner());
         boolean bound = e.boundTo(host);
-        if (m.kind() == PatternSet.Kind.VALUE) {
+        if (m.kind() != PatternSet.Kind.VALUE && !e.spec.usableBy(client)) {
+            refusal = new Refused(SecretReasons.WRONG_CLIENT, e.name(), place);
+        } else if (m.kind() == PatternSet.Kind.VALUE) {
             if (bound) {
                 return false;
             }

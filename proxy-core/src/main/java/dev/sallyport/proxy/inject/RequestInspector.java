@@ -46,14 +46,16 @@ final class RequestInspector {
     private final SecretStore store;
     private final String host;
     private final UpstreamLeg leg;
+    private final String client;
     private final PatternSet patterns;
     private final BitSet forwarded = new BitSet();
     private Refused refusal;
 
-    RequestInspector(SecretStore store, String host, UpstreamLeg leg) {
+    RequestInspector(SecretStore store, String host, UpstreamLeg leg, String client) {
         this.store = store;
         this.host = host;
         this.leg = leg;
+        this.client = client;
         this.patterns = store.patterns().request();
     }
 
@@ -72,7 +74,7 @@ final class RequestInspector {
             out.add(new Header(h.getKey(), value));
         }
         for (SecretEntry e : entries) {
-            if (e.spec.require() && !injected.get(e.index) && e.boundTo(host)) {
+            if (e.spec.require() && !injected.get(e.index) && e.boundTo(host) && e.spec.usableBy(client)) {
                 refuse(SecretReasons.REQUIRED, e, "request without its placeholder");
             }
         }
@@ -132,6 +134,10 @@ final class RequestInspector {
         for (SecretEntry e : store.entries()) {
             boolean raws = rawHere.get(e.index) || inBasic.get(e.index);
             if (!raws && !encodedHere.get(e.index)) {
+                continue;
+            }
+            if (!e.spec.usableBy(client)) {
+                refuse(SecretReasons.WRONG_CLIENT, e, where);
                 continue;
             }
             if (!e.boundTo(host)) {
@@ -197,6 +203,8 @@ final class RequestInspector {
         SecretEntry e = store.entries().get(hit.pattern().owner());
         if (hit.pattern().kind() == Kind.VALUE) {
             valueSeen(hit, where);
+        } else if (!e.spec.usableBy(client)) {
+            refuse(SecretReasons.WRONG_CLIENT, e, where);
         } else if (e.boundTo(host)) {
             elsewhere(e, where);
         } else {
@@ -258,6 +266,7 @@ final class RequestInspector {
 
     private static int rank(String reason) {
         return switch (reason) {
+            case SecretReasons.WRONG_CLIENT -> 7;
             case SecretReasons.WRONG_HOST -> 6;
             case SecretReasons.WRONG_PLACE -> 5;
             case SecretReasons.CLEARTEXT -> 4;

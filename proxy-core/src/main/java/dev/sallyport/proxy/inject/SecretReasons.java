@@ -3,6 +3,11 @@ package dev.sallyport.proxy.inject;
 /** Machine-readable reason codes for refusals caused by secrets (the audit {@code reason} field). */
 public final class SecretReasons {
 
+    /**
+     * A placeholder came from a client the secret is not bound to ({@code clients:}): another sandbox's, never
+     * swapped.
+     */
+    public static final String WRONG_CLIENT = "secret_wrong_client";
     /** A placeholder (or a real value) was sent to a host the secret is not bound to. */
     public static final String WRONG_HOST = "secret_wrong_host";
     /**

@@ -1,5 +1,6 @@
 package dev.sallyport.proxy.inject;
 
+import dev.sallyport.policy.Identities;
 import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.SecretSpec;
 import java.io.UncheckedIOException;
@@ -179,7 +180,15 @@ public final class SecretStore implements AutoCloseable {
      * are injected, the others refused ({@code secret_cleartext}).
      */
     public ExchangeSecrets exchange(String normalizedHost, UpstreamLeg leg) {
-        return new ExchangeSecrets(this, normalizedHost, leg);
+        return exchange(normalizedHost, leg, Identities.ANONYMOUS);
+    }
+
+    /**
+     * {@link #exchange(String, UpstreamLeg)} for a request of {@code client} (the name {@code clients:} matches): a
+     * placeholder of a secret bound to other clients is refused ({@code secret_wrong_client}) and never swapped.
+     */
+    public ExchangeSecrets exchange(String normalizedHost, UpstreamLeg leg, String client) {
+        return new ExchangeSecrets(this, normalizedHost, leg, client);
     }
 
     /** {@link #exchange(String, UpstreamLeg)} for a request that goes upstream over TLS. */

@@ -11,6 +11,7 @@ public final class AuditRecord {
 
     private String id;
     private String client;
+    private String identity;
     private String host;
     private Integer port;
     private String ip;
@@ -49,6 +50,8 @@ public final class AuditRecord {
         return String.valueOf(address);
     }
 
+    /** The client's identity ({@code anonymous} when it presented none). */
+    public AuditRecord identity(String value) { identity = value; return this; }
     public AuditRecord target(String h, int p) { host = h; port = p; return this; }
     public AuditRecord ip(String value) { ip = value; return this; }
     public AuditRecord request(String m, String pathWithoutQuery) { method = m; path = pathWithoutQuery; return this; }
@@ -91,7 +94,7 @@ public final class AuditRecord {
     public Integer port() { return port; }
 
     public AuditFields fields() {
-        return new AuditFields(id, client, null, host, port, ip, method, path, status, decision, rule, reason, tls,
+        return new AuditFields(id, client, identity, host, port, ip, method, path, status, decision, rule, reason, tls,
                 sni, bytesUp, bytesDown, durationMs, secrets, forwarded, protocol, upstreamProtocol, arrival);
     }
 }

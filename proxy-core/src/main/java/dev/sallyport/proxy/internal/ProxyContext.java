@@ -1,5 +1,6 @@
 package dev.sallyport.proxy.internal;
 
+import dev.sallyport.proxy.identity.SandboxRegistry;
 import dev.sallyport.policy.Limits;
 import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.PolicyEngine;
@@ -34,6 +35,7 @@ public final class ProxyContext {
     private final ProxyEventListener events;
     private final InstantSource clock;
     private final ChannelGroup channels;
+    private final SandboxRegistry sandboxes;
     private final AtomicInteger connections = new AtomicInteger();
     private final AtomicInteger tunnels = new AtomicInteger();
     private final AtomicInteger exchanges = new AtomicInteger();
@@ -55,6 +57,7 @@ public final class ProxyContext {
         this.events = events;
         this.clock = clock;
         this.channels = channels;
+        this.sandboxes = new SandboxRegistry(clock);
     }
 
     /** The policy and secrets in force now: an exchange takes one and decides, injects and scrubs from it. */
@@ -63,6 +66,8 @@ public final class ProxyContext {
     public Policy policy() { return snapshots.get().policy(); }
     public InstantSource clock() { return clock; }
     public ChannelGroup channels() { return channels; }
+    /** The sandboxes registered with this proxy: whose token a connection's PROXY v2 header may present. */
+    public SandboxRegistry sandboxes() { return sandboxes; }
     public boolean auditAccepting() { return audit.accepting(); }
     public boolean draining() { return draining; }
     public void startDraining() { draining = true; }

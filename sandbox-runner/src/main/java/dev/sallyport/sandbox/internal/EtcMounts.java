@@ -58,7 +58,7 @@ public final class EtcMounts {
             "ldap.secret", "libnss-ldap.secret", "pam_ldap.secret", "sssd", "ldap/slapd.d", "openldap/slapd.d",
             "mysql/debian.cnf", "redis", "snmp/snmpd.conf", "bind", "unbound/*.key", "gitlab", "gitlab-runner",
             "buildkite-agent", "vault.d", "consul.d", "nomad.d", "salt/pki", "puppetlabs/puppet/ssl", "puppet/ssl",
-            "chef", "boto.cfg", "apt/auth.conf", "apt/auth.conf.d",
+            "chef", "boto.cfg", "apt/auth.conf", "apt/auth.conf.d", "sallyport",
             // names that say what they hold, at the top level
             "*secret*", "*credential*", "*token*", "*.keytab", "*.key");
 

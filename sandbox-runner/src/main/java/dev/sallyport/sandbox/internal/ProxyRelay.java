@@ -5,6 +5,7 @@ import java.net.Inet4Address;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -24,12 +25,28 @@ public final class ProxyRelay implements AutoCloseable {
 
     /**
      * Where connections go: {@code explicit} the proxy's listener; with capture, {@code dns} its DNS stub's TCP
-     * address and {@code transparent} its transparent listener (both null without capture).
+     * address and {@code transparent} its transparent listener (both null without capture); {@code token} the
+     * sandbox's registration with a shared proxy (null: none), presented before every connection's first byte.
      */
     public record Targets(InetSocketAddress explicit, /* @Nullable */ InetSocketAddress dns,
-                          /* @Nullable */ InetSocketAddress transparent) {
+                          /* @Nullable */ InetSocketAddress transparent, /* @Nullable */ String token) {
         public Targets(InetSocketAddress explicit) {
             this(explicit, null, null);
+        }
+
+        public Targets(InetSocketAddress explicit, InetSocketAddress dns, InetSocketAddress transparent) {
+            this(explicit, dns, transparent, null);
+        }
+
+        /** The same targets, each connection presenting {@code value} (null: none). */
+        public Targets withToken(/* @Nullable */ String value) {
+            return new Targets(explicit, dns, transparent, value);
+        }
+
+        @Override
+        public String toString() {
+            return "Targets[" + explicit + ", " + dns + ", " + transparent + ", token=" + (token == null ? "none"
+                    : "hidden") + "]";
         }
 
         boolean capture() {
@@ -42,6 +59,8 @@ public final class ProxyRelay implements AutoCloseable {
     private static final byte[] PROXY_V2 = {0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a,
         0x21, 0x11, 0x00, 0x0c};
     private static final int DNS_PORT = 53;
+    /** The PROXY v2 TLV type the proxy reads a registration's token from (its {@code SandboxRegistry.TLV_TYPE}). */
+    static final int IDENTITY_TLV = 0xE1;
 
     private final int listener;
     private final int insidePort;
@@ -89,11 +108,12 @@ public final class ProxyRelay implements AutoCloseable {
         byte[] header = null;
         if (original == null || (original.getAddress().isLoopbackAddress() && original.getPort() == insidePort)) {
             to = targets.explicit();
+            header = targets.token() == null ? null : identity(targets.token());
         } else if (original.getAddress().isLoopbackAddress() && original.getPort() == DNS_PORT) {
             to = targets.dns();
         } else if (isSynthetic(original)) {
             to = targets.transparent();
-            header = header(original);
+            header = header(original, targets.token());
         } else {
             Sockets.close(inside);        // not a destination the sandbox's rules send here
             return;
@@ -130,10 +150,38 @@ public final class ProxyRelay implements AutoCloseable {
 
     /** PROXY v2, TCP over IPv4: the source (unknown here: 0.0.0.0:0) and the original destination. */
     static byte[] header(InetSocketAddress original) {
-        ByteBuffer b = ByteBuffer.allocate(PROXY_V2.length + 12);
-        b.put(PROXY_V2).put(new byte[4]).put(original.getAddress().getAddress()).putShort((short) 0)
-                .putShort((short) original.getPort());
+        return header(original, null);
+    }
+
+    /** The same, with the identity TLV of {@code token} when there is one. */
+    static byte[] header(InetSocketAddress original, /* @Nullable */ String token) {
+        byte[] tlv = tlv(token);
+        ByteBuffer b = ByteBuffer.allocate(PROXY_V2.length + 12 + tlv.length);
+        b.put(PROXY_V2, 0, PROXY_V2.length - 2).putShort((short) (12 + tlv.length)).put(new byte[4])
+                .put(original.getAddress().getAddress()).putShort((short) 0).putShort((short) original.getPort())
+                .put(tlv);
         return b.array();
+    }
+
+    /**
+     * PROXY v2 {@code LOCAL} with no addresses, only the identity TLV: what an explicit connection of a registered
+     * sandbox begins with, written here before any byte of the sandbox's (so whatever it sends comes after, where
+     * the proxy refuses another header as forged).
+     */
+    static byte[] identity(String token) {
+        byte[] tlv = tlv(token);
+        ByteBuffer b = ByteBuffer.allocate(PROXY_V2.length + tlv.length);
+        b.put(PROXY_V2, 0, 12).put((byte) 0x20).put((byte) 0x00).putShort((short) tlv.length).put(tlv);
+        return b.array();
+    }
+
+    private static byte[] tlv(/* @Nullable */ String token) {
+        if (token == null) {
+            return new byte[0];
+        }
+        byte[] value = token.getBytes(StandardCharsets.US_ASCII);
+        return ByteBuffer.allocate(3 + value.length).put((byte) IDENTITY_TLV).putShort((short) value.length)
+                .put(value).array();
     }
 
     @Override

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Start-up of `sallyport run -- true`: the median of N runs (default 20) with the run's own proxy, and attached to
+# a running `sallyport proxy` (registered through its admin listener). Loopback only; a state folder of its own.
+#   benchmarks/attach-start.sh [N]
+set -euo pipefail
+root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
+n=${1:-20}
+sp="$root/bin/sallyport"
+work=$(mktemp -d)
+export SALLYPORT_HOME="$work/state"
+mkdir -p "$SALLYPORT_HOME" "$work/ws"
+trap 'kill "${proxy_pid:-0}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+umask 077
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/admin-token"
+cat > "$work/policy.yaml" <<POLICY
+proxy:
+  listen: 127.0.0.1:23128
+  admin: 127.0.0.1:29901
+  admin_token: {file: $work/admin-token}
+audit: {path: $work/audit.jsonl}
+rules: []
+POLICY
+"$sp" ca init >/dev/null 2>&1 || true
+"$sp" proxy --config "$work/policy.yaml" >"$work/proxy.log" 2>&1 &
+proxy_pid=$!
+for _ in $(seq 1 300); do
+  curl -fsS http://127.0.0.1:29901/readyz >/dev/null 2>&1 && break
+  sleep 0.1
+done
+median() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.3f", m/1000}'; }
+measure() {
+  for _ in $(seq 1 "$n"); do
+    s=$(date +%s%N)
+    "$@" >/dev/null 2>&1 || { echo "attach-start: failed: $*" >&2; exit 1; }
+    echo $(( ($(date +%s%N) - s) / 1000000 ))
+  done | median
+}
+cd "$work/ws"
+"$sp" run -- true >/dev/null 2>&1        # the first run may train the start-up cache: not counted
+own=$(measure "$sp" run -- true)
+attached=$(measure "$sp" run --proxy 127.0.0.1:23128 --proxy-admin 127.0.0.1:29901 \
+  --proxy-token "$work/admin-token" --ca-cert "$SALLYPORT_HOME/ca/ca.pem" -- true)
+rss=$(awk '/VmRSS/ {print $2}' "/proc/$(pgrep -P "$proxy_pid" java || echo "$proxy_pid")/status" 2>/dev/null || echo "?")
+printf '%-34s %s\n' "sallyport run -- true" "median of $n, seconds"
+printf '%-34s %s\n' "own proxy" "$own"
+printf '%-34s %s\n' "attached (--proxy)" "$attached"
+printf '%-34s %s KiB\n' "shared proxy RSS after the runs" "$rss"
