@@ -58,6 +58,19 @@ public enum Ecosystem {
         return compareKeys(ka, kb);
     }
 
+    /** {@code versions} in this ecosystem's order, oldest first; each parsed once. */
+    public List<String> sorted(java.util.Collection<String> versions) {
+        record Keyed(String version, List<Object> key) {}
+        List<Keyed> keyed = new ArrayList<>(versions.size());
+        for (String v : versions) {
+            keyed.add(new Keyed(v, key(v)));
+        }
+        keyed.sort((a, b) -> a.key() == null || b.key() == null
+                ? (a.key() == null && b.key() == null ? a.version().compareTo(b.version()) : a.key() == null ? -1 : 1)
+                : compareKeys(a.key(), b.key()));
+        return keyed.stream().map(Keyed::version).toList();
+    }
+
     /** True for a version that orders before its release (npm {@code 1.0.0-rc.1}, PyPI {@code 1.0rc1}). */
     public boolean prerelease(String version) {
         return switch (this) {

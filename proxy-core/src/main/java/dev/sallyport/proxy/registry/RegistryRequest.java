@@ -1,0 +1,71 @@
+package dev.sallyport.proxy.registry;
+
+import dev.sallyport.policy.Ecosystem;
+import dev.sallyport.policy.Registry;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * What a request to a registry's host asks for, read from its path: a package document (npm {@code /<name>},
+ * {@code /@scope%2Fname}, {@code /@scope/name}; PyPI {@code /simple/<project>/}), a file of one version (npm
+ * {@code /<name>/-/<base>-<version>.tgz}; a PyPI wheel or sdist anywhere on the registry's hosts), or something
+ * else (searches, the registry's own API), which passes unfiltered.
+ */
+public sealed interface RegistryRequest {
+
+    /** A package document. */
+    record Document(String packageName) implements RegistryRequest {}
+
+    /** A file of one version. */
+    record File(String packageName, String version) implements RegistryRequest {}
+
+    /** Anything else. */
+    record Other() implements RegistryRequest {}
+
+    /** Reads {@code originForm} (path and query as sent) for {@code registry}. */
+    public static RegistryRequest of(Registry registry, String originForm, boolean documentHost) {
+        int q = originForm.indexOf('?');
+        String path = q < 0 ? originForm : originForm.substring(0, q);
+        String decoded;
+        try {
+            decoded = URLDecoder.decode(path.replace("+", "%2B"), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            return new Other();
+        }
+        return registry.ecosystem() == Ecosystem.NPM ? npm(decoded, documentHost) : pypi(decoded, documentHost);
+    }
+
+    private static RegistryRequest npm(String path, boolean documentHost) {
+        String[] seg = path.substring(1).split("/", -1);
+        boolean scoped = seg.length > 0 && seg[0].startsWith("@");
+        int nameSegments = scoped ? 2 : 1;
+        if (seg.length < nameSegments || seg[0].isEmpty() || seg[0].equals("-") || seg[0].startsWith("-")) {
+            return new Other();
+        }
+        String name = scoped ? seg[0] + "/" + seg[1] : seg[0];
+        if (seg.length == nameSegments && documentHost) {
+            return new Document(name);
+        }
+        if (seg.length == nameSegments + 2 && seg[nameSegments].equals("-") && seg[nameSegments + 1].endsWith(".tgz")) {
+            String base = scoped ? seg[1] : seg[0];
+            String file = seg[nameSegments + 1];
+            String stem = file.substring(0, file.length() - 4);
+            if (stem.startsWith(base + "-") && stem.length() > base.length() + 1) {
+                return new File(name, stem.substring(base.length() + 1));
+            }
+        }
+        return new Other();
+    }
+
+    private static RegistryRequest pypi(String path, boolean documentHost) {
+        String[] seg = path.substring(1).split("/", -1);
+        if (documentHost && seg.length >= 2 && seg.length <= 3 && seg[0].equals("simple") && !seg[1].isEmpty()
+                && (seg.length == 2 || seg[2].isEmpty())) {
+            return new Document(Ecosystem.PYPI.normalize(seg[1]));
+        }
+        String file = seg[seg.length - 1];
+        String version = SimpleIndex.versionOf(file);
+        String project = SimpleIndex.projectOf(file);
+        return version == null || project == null ? new Other() : new File(project, version);
+    }
+}

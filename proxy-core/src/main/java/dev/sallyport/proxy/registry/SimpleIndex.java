@@ -1,0 +1,260 @@
+package dev.sallyport.proxy.registry;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import dev.sallyport.policy.Ecosystem;
+import dev.sallyport.policy.Registry;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Filters a PyPI Simple API project page per file. The page is always read in its JSON form (PEP 691, with
+ * PEP 700's {@code upload-time}, which the HTML form lacks), and answered in the form the client asked for: the
+ * JSON with the refused files (and their versions) left out, or the HTML form (PEP 503) built from what is kept.
+ * A version's upload time is its earliest file's.
+ */
+public final class SimpleIndex {
+
+    /** The JSON form's media type. */
+    public static final String JSON_TYPE = "application/vnd.pypi.simple.v1+json";
+    /** The HTML form's media type (PEP 691's name for it). */
+    public static final String HTML_TYPE = "application/vnd.pypi.simple.v1+html";
+    private static final JsonFactory JSON = new JsonFactory();
+
+    /** One file of the page, as much as the HTML form needs. */
+    private record FileEntry(String filename, String url, String sha256, String requiresPython, String yanked,
+                             String version) {}
+
+    private SimpleIndex() {}
+
+    /** The version a distribution file name carries ({@code name-1.0-py3-none-any.whl}, {@code name-1.0.tar.gz}). */
+    public static String versionOf(String filename) {
+        String base = baseName(filename);
+        if (base == null) {
+            return null;
+        }
+        if (filename.endsWith(".whl")) {
+            String[] parts = base.split("-");
+            return parts.length >= 5 ? parts[1] : null;
+        }
+        int dash = base.lastIndexOf('-');
+        return dash > 0 && dash < base.length() - 1 && Character.isDigit(base.charAt(dash + 1))
+                ? base.substring(dash + 1) : null;
+    }
+
+    /** The project a distribution file name carries, normalized (PEP 503). */
+    public static String projectOf(String filename) {
+        String base = baseName(filename);
+        String version = versionOf(filename);
+        if (base == null || version == null) {
+            return null;
+        }
+        String name = filename.endsWith(".whl") ? base.substring(0, base.indexOf('-'))
+                : base.substring(0, base.length() - version.length() - 1);
+        return Ecosystem.PYPI.normalize(name);
+    }
+
+    /** The file name without its distribution extension, or null when it is not a distribution file. */
+    private static String baseName(String filename) {
+        for (String ext : new String[] {".whl", ".tar.gz", ".zip", ".tar.bz2", ".tgz"}) {
+            if (filename.endsWith(ext) && filename.length() > ext.length()) {
+                return filename.substring(0, filename.length() - ext.length());
+            }
+        }
+        return null;
+    }
+
+    /** Filters a PEP 691 JSON page; {@code html}: answer in the HTML form. */
+    public static FilteredDocument filter(byte[] json, Registry registry, String project, Instant now, boolean html)
+            throws UnreadableDocument {
+        try {
+            return filtered(json, registry, project, now, html);
+        } catch (IOException | UnreadableDocument | RuntimeException e) {
+            throw new UnreadableDocument("PyPI Simple page of '" + project + "': "
+                    + NpmDocument.oneLine(e.getMessage()), e);
+        }
+    }
+
+    private static FilteredDocument filtered(byte[] json, Registry registry, String project, Instant now,
+                                             boolean html) throws IOException, UnreadableDocument {
+        Map<String, Instant> uploaded = new HashMap<>();
+        Map<String, Boolean> seen = new LinkedHashMap<>();
+        try (JsonParser p = JSON.createParser(json)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                throw new UnreadableDocument("expected a JSON object", null);
+            }
+            boolean sawFiles = false;
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String field = p.currentName();
+                JsonToken t = p.nextToken();
+                if (field.equals("files")) {
+                    if (t != JsonToken.START_ARRAY) {
+                        throw new UnreadableDocument("expected files as a list", null);
+                    }
+                    sawFiles = true;
+                    while (p.nextToken() == JsonToken.START_OBJECT) {
+                        String filename = null;
+                        Instant at = null;
+                        while (p.nextToken() == JsonToken.FIELD_NAME) {
+                            String key = p.currentName();
+                            JsonToken vt = p.nextToken();
+                            if (key.equals("filename") && vt == JsonToken.VALUE_STRING) {
+                                filename = p.getText();
+                            } else if (key.equals("upload-time") && vt == JsonToken.VALUE_STRING) {
+                                at = Timestamps.parse(p.getText());
+                            } else {
+                                p.skipChildren();
+                            }
+                        }
+                        String version = filename == null ? null : versionOf(filename);
+                        if (version == null) {
+                            throw new UnreadableDocument("a file without a distribution file name: " + filename, null);
+                        }
+                        seen.put(version, Boolean.TRUE);
+                        if (at != null) {
+                            uploaded.merge(version, at, (a, b) -> a.isBefore(b) ? a : b);
+                        } else if (!uploaded.containsKey(version)) {
+                            uploaded.put(version, Instant.MAX);        // marks "a file without a time"
+                        }
+                    }
+                } else {
+                    p.skipChildren();
+                }
+            }
+            if (!sawFiles) {
+                throw new UnreadableDocument("no files list", null);
+            }
+        }
+        Map<String, String> verdicts = new HashMap<>();
+        List<VersionVerdict> refused = new ArrayList<>();
+        List<String> ordered = Ecosystem.PYPI.sorted(seen.keySet());
+        for (String v : ordered) {
+            Instant at = uploaded.get(v);
+            String reason = registry.versionRefusal(project, v);
+            if (reason == null) {
+                reason = registry.ageRefusal(Instant.MAX.equals(at) ? null : at, now);
+            }
+            verdicts.put(v, reason == null ? "" : reason);
+            if (reason != null) {
+                refused.add(new VersionVerdict(v, reason));
+            }
+        }
+        List<FileEntry> kept = new ArrayList<>();
+        ByteArrayOutputStream out = new ByteArrayOutputStream(json.length);
+        try (JsonParser p = JSON.createParser(json); JsonGenerator g = JSON.createGenerator(out)) {
+            p.nextToken();
+            g.writeStartObject();
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String field = p.currentName();
+                p.nextToken();
+                g.writeFieldName(field);
+                if (field.equals("files")) {
+                    g.writeStartArray();
+                    while (p.nextToken() == JsonToken.START_OBJECT) {
+                        ByteArrayOutputStream one = new ByteArrayOutputStream();
+                        FileEntry entry;
+                        try (JsonGenerator fg = JSON.createGenerator(one)) {
+                            entry = copyFile(p, fg);
+                        }
+                        if (verdicts.get(entry.version()).isEmpty()) {
+                            g.writeRawValue(one.toString(StandardCharsets.UTF_8));
+                            kept.add(entry);
+                        }
+                    }
+                    g.writeEndArray();
+                } else if (field.equals("versions") && p.currentToken() == JsonToken.START_ARRAY) {
+                    g.writeStartArray();
+                    while (p.nextToken() != JsonToken.END_ARRAY) {
+                        String v = p.getText();
+                        if (!verdicts.getOrDefault(v, "").equals("") && p.currentToken() == JsonToken.VALUE_STRING) {
+                            continue;
+                        }
+                        g.copyCurrentStructure(p);
+                    }
+                    g.writeEndArray();
+                } else {
+                    g.copyCurrentStructure(p);
+                }
+            }
+            g.writeEndObject();
+        }
+        byte[] body = html ? html(project, kept) : out.toByteArray();
+        return new FilteredDocument(body, body.length, html ? HTML_TYPE : JSON_TYPE, refused, verdicts);
+    }
+
+    /** Copies one file object and notes what the HTML form needs of it. */
+    private static FileEntry copyFile(JsonParser p, JsonGenerator g) throws IOException {
+        g.writeStartObject();
+        String filename = null;
+        String url = null;
+        String sha256 = null;
+        String requires = null;
+        String yanked = null;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String key = p.currentName();
+            JsonToken t = p.nextToken();
+            g.writeFieldName(key);
+            switch (key) {
+                case "filename" -> filename = p.getText();
+                case "url" -> url = p.getText();
+                case "requires-python" -> requires = t == JsonToken.VALUE_STRING ? p.getText() : null;
+                case "yanked" -> yanked = t == JsonToken.VALUE_STRING ? p.getText()
+                        : t == JsonToken.VALUE_TRUE ? "" : null;
+                case "hashes" -> {
+                    if (t == JsonToken.START_OBJECT) {
+                        g.writeStartObject();
+                        while (p.nextToken() == JsonToken.FIELD_NAME) {
+                            String algo = p.currentName();
+                            p.nextToken();
+                            if (algo.equals("sha256")) {
+                                sha256 = p.getText();
+                            }
+                            g.writeFieldName(algo);
+                            g.copyCurrentStructure(p);
+                        }
+                        g.writeEndObject();
+                        continue;
+                    }
+                }
+                default -> { }
+            }
+            g.copyCurrentStructure(p);
+        }
+        g.writeEndObject();
+        return new FileEntry(filename, url, sha256, requires, yanked, versionOf(filename));
+    }
+
+    private static byte[] html(String project, List<FileEntry> files) {
+        StringBuilder b = new StringBuilder(256 + files.size() * 200);
+        b.append("<!DOCTYPE html>\n<html>\n<head>\n<meta name=\"pypi:repository-version\" content=\"1.1\">\n<title>Links for ")
+                .append(escape(project)).append("</title>\n</head>\n<body>\n<h1>Links for ").append(escape(project))
+                .append("</h1>\n");
+        for (FileEntry f : files) {
+            b.append("<a href=\"").append(escape(f.url() + (f.sha256() == null ? "" : "#sha256=" + f.sha256())))
+                    .append('"');
+            if (f.requiresPython() != null) {
+                b.append(" data-requires-python=\"").append(escape(f.requiresPython())).append('"');
+            }
+            if (f.yanked() != null) {
+                b.append(" data-yanked=\"").append(escape(f.yanked())).append('"');
+            }
+            b.append('>').append(escape(f.filename())).append("</a><br/>\n");
+        }
+        b.append("</body>\n</html>\n");
+        return b.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static String escape(String s) {
+        return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
+    }
+
+}
