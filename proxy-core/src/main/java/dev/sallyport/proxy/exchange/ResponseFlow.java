@@ -250,6 +250,11 @@ final class ResponseFlow {
                 .set(HttpHeaderNames.CONTENT_TYPE, doc.contentType(filtered))
                 .remove(HttpHeaderNames.ETAG)
                 .remove(HttpHeaderNames.CONTENT_MD5);
+        if (doc.registry().ecosystem() == dev.sallyport.policy.Ecosystem.NPM && !filtered.refused().isEmpty()) {
+            // not stored: npm prints a notice only from the network (and the next answer may differ)
+            response.headers().set(HttpHeaderNames.CACHE_CONTROL, "no-store").set("npm-notice", dev.sallyport.proxy.registry.Refusals.notice(doc.registry(),
+                    doc.packageName(), filtered.refused()));
+        }
         framing = new ResponseFraming(true, framing.upstreamReusable());
         stage = Stage.BODY;
         exchange.down().send(response, false).addListener(abortOnFailure);

@@ -32,6 +32,25 @@ public final class Refusals {
         return "sallyport: " + what + " refused by registry '" + registry.name() + "': " + reason + " (" + why + ")";
     }
 
+    /**
+     * One line for npm's {@code npm-notice} response header (npm prints it as {@code npm notice ...}), naming the
+     * versions a document was filtered of and why: a client pinning one of them then sees why it is missing.
+     */
+    public static String notice(Registry registry, String packageName, java.util.List<VersionVerdict> refused) {
+        StringBuilder b = new StringBuilder("sallyport: registry '").append(registry.name()).append("' hides ")
+                .append(refused.size()).append(refused.size() == 1 ? " version of " : " versions of ")
+                .append(packageName).append(':');
+        int shown = 0;
+        for (VersionVerdict v : refused) {
+            if (shown == 10) {
+                b.append(" and ").append(refused.size() - shown).append(" more");
+                break;
+            }
+            b.append(shown++ == 0 ? " " : ", ").append(v.version()).append(' ').append(v.reason());
+        }
+        return b.toString().replaceAll("[^\\x20-\\x7e]", "?");
+    }
+
     /** The body: JSON with an {@code error} field for npm, the line for PyPI. */
     public static byte[] body(Registry registry, String message) {
         String text = registry.ecosystem() == Ecosystem.NPM ? "{\"error\":" + jsonString(message) + "}\n"

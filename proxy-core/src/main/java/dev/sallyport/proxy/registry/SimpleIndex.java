@@ -18,9 +18,10 @@ import java.util.Map;
 
 /**
  * Filters a PyPI Simple API project page per file. The page is always read in its JSON form (PEP 691, with
- * PEP 700's {@code upload-time}, which the HTML form lacks), and answered in the form the client asked for: the
- * JSON with the refused files (and their versions) left out, or the HTML form (PEP 503) built from what is kept.
- * A version's upload time is its earliest file's.
+ * PEP 700's {@code upload-time}, which the HTML form lacks), and answered in the form the client asked for: JSON, or
+ * the HTML form (PEP 503) built from it. A refused file stays listed, marked yanked (PEP 592) with the reason: pip
+ * and its peers then pass over it unless nothing else matches (an {@code ==} pin), and print the reason when they do
+ * pick it, before its download is refused. A version's upload time is its earliest file's.
  */
 public final class SimpleIndex {
 
@@ -163,22 +164,10 @@ public final class SimpleIndex {
                         ByteArrayOutputStream one = new ByteArrayOutputStream();
                         FileEntry entry;
                         try (JsonGenerator fg = JSON.createGenerator(one)) {
-                            entry = copyFile(p, fg);
+                            entry = copyFile(p, fg, registry, project, verdicts);
                         }
-                        if (verdicts.get(entry.version()).isEmpty()) {
-                            g.writeRawValue(one.toString(StandardCharsets.UTF_8));
-                            kept.add(entry);
-                        }
-                    }
-                    g.writeEndArray();
-                } else if (field.equals("versions") && p.currentToken() == JsonToken.START_ARRAY) {
-                    g.writeStartArray();
-                    while (p.nextToken() != JsonToken.END_ARRAY) {
-                        String v = p.getText();
-                        if (!verdicts.getOrDefault(v, "").equals("") && p.currentToken() == JsonToken.VALUE_STRING) {
-                            continue;
-                        }
-                        g.copyCurrentStructure(p);
+                        g.writeRawValue(one.toString(StandardCharsets.UTF_8));
+                        kept.add(entry);
                     }
                     g.writeEndArray();
                 } else {
@@ -191,8 +180,12 @@ public final class SimpleIndex {
         return new FilteredDocument(body, body.length, html ? HTML_TYPE : JSON_TYPE, refused, verdicts);
     }
 
-    /** Copies one file object and notes what the HTML form needs of it. */
-    private static FileEntry copyFile(JsonParser p, JsonGenerator g) throws IOException {
+    /**
+     * Copies one file object and notes what the HTML form needs of it; a file of a refused version is written
+     * yanked, with the refusal as the reason.
+     */
+    private static FileEntry copyFile(JsonParser p, JsonGenerator g, Registry registry, String project,
+                                      Map<String, String> verdicts) throws IOException {
         g.writeStartObject();
         String filename = null;
         String url = null;
@@ -202,13 +195,16 @@ public final class SimpleIndex {
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String key = p.currentName();
             JsonToken t = p.nextToken();
+            if (key.equals("yanked")) {
+                yanked = t == JsonToken.VALUE_STRING ? p.getText() : t == JsonToken.VALUE_TRUE ? "" : null;
+                p.skipChildren();
+                continue;
+            }
             g.writeFieldName(key);
             switch (key) {
                 case "filename" -> filename = p.getText();
                 case "url" -> url = p.getText();
                 case "requires-python" -> requires = t == JsonToken.VALUE_STRING ? p.getText() : null;
-                case "yanked" -> yanked = t == JsonToken.VALUE_STRING ? p.getText()
-                        : t == JsonToken.VALUE_TRUE ? "" : null;
                 case "hashes" -> {
                     if (t == JsonToken.START_OBJECT) {
                         g.writeStartObject();
@@ -229,8 +225,21 @@ public final class SimpleIndex {
             }
             g.copyCurrentStructure(p);
         }
+        String version = filename == null ? null : versionOf(filename);
+        String reason = version == null ? null : verdicts.get(version);
+        if (reason != null && !reason.isEmpty()) {
+            yanked = Refusals.message(registry, project, version, reason);
+        }
+        if (yanked != null) {
+            g.writeFieldName("yanked");
+            if (yanked.isEmpty()) {
+                g.writeBoolean(true);
+            } else {
+                g.writeString(yanked);
+            }
+        }
         g.writeEndObject();
-        return new FileEntry(filename, url, sha256, requires, yanked, versionOf(filename));
+        return new FileEntry(filename, url, sha256, requires, yanked, version);
     }
 
     private static byte[] html(String project, List<FileEntry> files) {
