@@ -61,6 +61,13 @@ public record Registry(String name, int line, Ecosystem ecosystem, List<String> 
         return java.util.stream.Stream.concat(hosts.stream(), fileHosts.stream()).distinct().toList();
     }
 
+    /** {@code min_release_age} as a policy spells it: {@code 7d}, {@code 36h}, {@code 30m}, {@code 0s}. */
+    public String minReleaseAgeText() {
+        long s = minReleaseAge.toSeconds();
+        return s % 86_400 == 0 && s > 0 ? s / 86_400 + "d" : s % 3600 == 0 && s > 0 ? s / 3600 + "h"
+                : s % 60 == 0 && s > 0 ? s / 60 + "m" : s + "s";
+    }
+
     /** The rule name decisions for this entry's hosts carry: {@code registry:NAME}. */
     public String ruleName() {
         return "registry:" + name;

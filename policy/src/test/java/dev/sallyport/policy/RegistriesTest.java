@@ -96,6 +96,22 @@ class RegistriesTest {
         assertThat(engine.onRequest("registry.example.com", 443, "PUT", "/x", null).verdict())
                 .isEqualTo(Verdict.DENY);
         assertThat(engine.onConnect("pypi.example.com", 443, null).verdict()).isEqualTo(Verdict.ALLOW);
+
+        Explain.Explanation bad = Explain.explain(engine, "https://files.example.com/evil-pkg/-/evil-pkg-1.0.1.tgz",
+                "GET", null);
+        assertThat(bad.decision().verdict()).isEqualTo(Verdict.DENY);
+        assertThat(bad.text()).startsWith("decision: deny\nrule: registry:npm (line 2)\nreason: known_malicious\n")
+                .contains("registry: npm (npm, line 2)\npackage: evil-pkg version 1.0.1 (a file)\nrefused:"
+                        + " known_malicious");
+        Explain.Explanation ok = Explain.explain(engine, "https://registry.example.com/@acme%2ftool", "GET", null);
+        assertThat(ok.decision().verdict()).isEqualTo(Verdict.ALLOW);
+        assertThat(ok.text()).contains("package: @acme/tool (its package document)").contains("filtered: the versions"
+                + " the registry's rules refuse are left out (min_release_age 7d, 1 advisory records, added install"
+                + " scripts, dropped provenance)");
+        assertThat(Explain.explain(engine, "https://registry.example.com/@evil%2fx", "GET", null).text())
+                .contains("refused: package_not_allowed");
+        assertThat(Explain.explain(engine, "https://pypi.example.com/packages/ab/flask-3.0-py3-none-any.whl", "GET",
+                null).text()).contains("package: flask version 3.0 (a file)").contains("refused: package_not_allowed");
     }
 
     @Test

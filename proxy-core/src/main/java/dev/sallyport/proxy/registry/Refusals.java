@@ -19,7 +19,7 @@ public final class Refusals {
                 + version;
         String why = switch (reason) {
             case RegistryReasons.RELEASE_TOO_NEW -> "published less than min_release_age ("
-                    + registry.minReleaseAge().toString().substring(2).toLowerCase(java.util.Locale.ROOT) + ") ago";
+                    + registry.minReleaseAgeText() + ") ago";
             case RegistryReasons.RELEASE_TIME_UNKNOWN -> "no publish time in its document, and min_release_age is set";
             case RegistryReasons.KNOWN_MALICIOUS -> "named by an OSV record in the advisories folder";
             case RegistryReasons.PACKAGE_NOT_ALLOWED -> "not allowed by the allow/deny lists";

@@ -37,43 +37,6 @@ public final class SimpleIndex {
 
     private SimpleIndex() {}
 
-    /** The version a distribution file name carries ({@code name-1.0-py3-none-any.whl}, {@code name-1.0.tar.gz}). */
-    public static String versionOf(String filename) {
-        String base = baseName(filename);
-        if (base == null) {
-            return null;
-        }
-        if (filename.endsWith(".whl")) {
-            String[] parts = base.split("-");
-            return parts.length >= 5 ? parts[1] : null;
-        }
-        int dash = base.lastIndexOf('-');
-        return dash > 0 && dash < base.length() - 1 && Character.isDigit(base.charAt(dash + 1))
-                ? base.substring(dash + 1) : null;
-    }
-
-    /** The project a distribution file name carries, normalized (PEP 503). */
-    public static String projectOf(String filename) {
-        String base = baseName(filename);
-        String version = versionOf(filename);
-        if (base == null || version == null) {
-            return null;
-        }
-        String name = filename.endsWith(".whl") ? base.substring(0, base.indexOf('-'))
-                : base.substring(0, base.length() - version.length() - 1);
-        return Ecosystem.PYPI.normalize(name);
-    }
-
-    /** The file name without its distribution extension, or null when it is not a distribution file. */
-    private static String baseName(String filename) {
-        for (String ext : new String[] {".whl", ".tar.gz", ".zip", ".tar.bz2", ".tgz"}) {
-            if (filename.endsWith(ext) && filename.length() > ext.length()) {
-                return filename.substring(0, filename.length() - ext.length());
-            }
-        }
-        return null;
-    }
-
     /** Filters a PEP 691 JSON page; {@code html}: answer in the HTML form. */
     public static FilteredDocument filter(byte[] json, Registry registry, String project, Instant now, boolean html)
             throws UnreadableDocument {
@@ -116,7 +79,7 @@ public final class SimpleIndex {
                                 p.skipChildren();
                             }
                         }
-                        String version = filename == null ? null : versionOf(filename);
+                        String version = filename == null ? null : dev.sallyport.policy.RegistryRequest.pypiVersion(filename);
                         if (version == null) {
                             throw new UnreadableDocument("a file without a distribution file name: " + filename, null);
                         }
@@ -225,7 +188,7 @@ public final class SimpleIndex {
             }
             g.copyCurrentStructure(p);
         }
-        String version = filename == null ? null : versionOf(filename);
+        String version = filename == null ? null : dev.sallyport.policy.RegistryRequest.pypiVersion(filename);
         String reason = version == null ? null : verdicts.get(version);
         if (reason != null && !reason.isEmpty()) {
             yanked = Refusals.message(registry, project, version, reason);

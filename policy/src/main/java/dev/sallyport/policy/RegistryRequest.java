@@ -1,7 +1,5 @@
-package dev.sallyport.proxy.registry;
+package dev.sallyport.policy;
 
-import dev.sallyport.policy.Ecosystem;
-import dev.sallyport.policy.Registry;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 
@@ -64,8 +62,50 @@ public sealed interface RegistryRequest {
             return new Document(Ecosystem.PYPI.normalize(seg[1]));
         }
         String file = seg[seg.length - 1];
-        String version = SimpleIndex.versionOf(file);
-        String project = SimpleIndex.projectOf(file);
+        String version = distributionVersion(file);
+        String project = distributionProject(file);
         return version == null || project == null ? new Other() : new File(project, version);
+    }
+
+    /** The version a distribution file name carries ({@code name-1.0-py3-none-any.whl}, {@code name-1.0.tar.gz}). */
+    static String distributionVersion(String filename) {
+        String base = distributionBase(filename);
+        if (base == null) {
+            return null;
+        }
+        if (filename.endsWith(".whl")) {
+            String[] parts = base.split("-");
+            return parts.length >= 5 ? parts[1] : null;
+        }
+        int dash = base.lastIndexOf('-');
+        return dash > 0 && dash < base.length() - 1 && Character.isDigit(base.charAt(dash + 1))
+                ? base.substring(dash + 1) : null;
+    }
+
+    /** The project a distribution file name carries, normalized (PEP 503). */
+    static String distributionProject(String filename) {
+        String base = distributionBase(filename);
+        String version = distributionVersion(filename);
+        if (base == null || version == null) {
+            return null;
+        }
+        String name = filename.endsWith(".whl") ? base.substring(0, base.indexOf('-'))
+                : base.substring(0, base.length() - version.length() - 1);
+        return Ecosystem.PYPI.normalize(name);
+    }
+
+    /** The file name without its distribution extension, or null when it is not a distribution file. */
+    private static String distributionBase(String filename) {
+        for (String ext : new String[] {".whl", ".tar.gz", ".zip", ".tar.bz2", ".tgz"}) {
+            if (filename.endsWith(ext) && filename.length() > ext.length()) {
+                return filename.substring(0, filename.length() - ext.length());
+            }
+        }
+        return null;
+    }
+
+    /** The version of a PyPI distribution file name, or null when it names none. */
+    public static String pypiVersion(String filename) {
+        return distributionVersion(filename);
     }
 }
