@@ -171,6 +171,17 @@ class RegistriesTest {
     }
 
     @Test
+    void theAdvisoriesFolderIsReadAgainWithThePolicy() throws Exception {
+        Files.createDirectories(dir.resolve("osv"));
+        String yaml = "registries:\n  - name: npm\n    ecosystem: npm\n    hosts: [registry.example.com]\n"
+                + "    advisories: osv\n";
+        assertThat(load(yaml).registries().getFirst().versionRefusal("evil-pkg", "1.0.1")).isNull();
+        Files.writeString(dir.resolve("osv/MAL-2026-1.json"), OSV);          // the user synced the folder
+        assertThat(load(yaml).registries().getFirst().versionRefusal("evil-pkg", "1.0.1"))
+                .isEqualTo(RegistryReasons.KNOWN_MALICIOUS);
+    }
+
+    @Test
     void versionsOrderAsTheirEcosystemsSay() {
         assertThat(Ecosystem.NPM.compare("1.0.0-rc.1", "1.0.0")).isNegative();
         assertThat(Ecosystem.NPM.compare("1.10.0", "1.9.0")).isPositive();
