@@ -134,6 +134,10 @@ public final class Explain {
                     lines.add("then: its package document decides" + rulesText(r));
                 }
             }
+            case RegistryRequest.UnreadableFile u -> {
+                lines.add("package: " + u.packageName() + " (a file whose version cannot be read)");
+                refused = RegistryReasons.VERSION_UNKNOWN;
+            }
             case RegistryRequest.Other o -> lines.add("passes: neither a package document nor a file of a version");
         }
         if (refused == null) {

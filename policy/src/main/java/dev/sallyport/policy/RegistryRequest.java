@@ -17,6 +17,12 @@ public sealed interface RegistryRequest {
     /** A file of one version. */
     record File(String packageName, String version) implements RegistryRequest {}
 
+    /**
+     * What looks like a file (an npm {@code .tgz}) but does not read as one of a version: refused, since its
+     * version cannot be judged.
+     */
+    record UnreadableFile(String packageName) implements RegistryRequest {}
+
     /** Anything else. */
     record Other() implements RegistryRequest {}
 
@@ -41,7 +47,8 @@ public sealed interface RegistryRequest {
             return new Other();
         }
         String name = scoped ? seg[0] + "/" + seg[1] : seg[0];
-        if (seg.length == nameSegments && documentHost) {
+        boolean trailingSlash = seg.length == nameSegments + 1 && seg[nameSegments].isEmpty();
+        if ((seg.length == nameSegments || trailingSlash) && documentHost) {
             return new Document(name);
         }
         if (seg.length == nameSegments + 2 && seg[nameSegments].equals("-") && seg[nameSegments + 1].endsWith(".tgz")) {
@@ -52,7 +59,7 @@ public sealed interface RegistryRequest {
                 return new File(name, stem.substring(base.length() + 1));
             }
         }
-        return new Other();
+        return path.endsWith(".tgz") ? new UnreadableFile(name) : new Other();
     }
 
     private static RegistryRequest pypi(String path, boolean documentHost) {

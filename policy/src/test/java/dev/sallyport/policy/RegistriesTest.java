@@ -110,6 +110,10 @@ class RegistriesTest {
                 + " scripts, dropped provenance)");
         assertThat(Explain.explain(engine, "https://registry.example.com/@evil%2fx", "GET", null).text())
                 .contains("refused: package_not_allowed");
+        assertThat(Explain.explain(engine, "https://registry.example.com/left-pad/-/other-name.tgz", "GET", null)
+                .text()).startsWith("decision: deny").contains("refused: version_unknown");
+        assertThat(Explain.explain(engine, "https://registry.example.com/left-pad/", "GET", null).text())
+                .contains("package: left-pad (its package document)");
         assertThat(Explain.explain(engine, "https://pypi.example.com/packages/ab/flask-3.0-py3-none-any.whl", "GET",
                 null).text()).contains("package: flask version 3.0 (a file)").contains("refused: package_not_allowed");
     }

@@ -66,6 +66,7 @@ final class RegistryStage {
                                 request.headers())));
             }
             case RegistryRequest.File f -> file(registry, f.packageName(), f.version());
+            case RegistryRequest.UnreadableFile u -> new Refuse(u.packageName(), null, RegistryReasons.VERSION_UNKNOWN);
         };
     }
 
