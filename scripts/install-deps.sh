@@ -9,6 +9,7 @@
 #   wget, nodejs, npm           everyday tools run inside a sandbox (cli's RunTools*Test)
 #   default-jdk-headless        the distribution's javac, for mvn and a Java program inside a sandbox
 #   python3-venv                python3 -m venv (ensurepip) inside a sandbox
+#   python3-pip                 python3 -m pip, a real pip through the proxy (proxy-core's PipThroughProxyTest)
 #   nghttp2-client              nghttp, a real HTTP/2 client of the proxy (Http2ClientsTest)
 #   chromium                    a real headless browser that renders the audit report (cli's AuditReportTest)
 #   bind9-dnsutils              dig, a real resolver client of the proxy's DNS stub
@@ -28,6 +29,7 @@ for pair in curl:curl openssl:openssl git:git bwrap:bubblewrap unshare:util-linu
   command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
 done
 /usr/bin/python3 -c 'import ensurepip' 2>/dev/null || need+=(python3-venv)
+python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "install-deps: missing ${need[*]} (expected: run as root, or 'sudo apt-get install ${need[*]}')" >&2

@@ -51,6 +51,25 @@ class AuditSummaryTest {
     }
 
     @Test
+    void listsThePackageVersionsRegistriesRefused() throws Exception {
+        Path log = dir.resolve("audit.jsonl");
+        Files.writeString(log, """
+                {"ts":"2026-11-30T00:00:00.000Z","event":"registry","id":"r1","host":"registry.example.com","port":443,"method":"GET","path":"/leftish","decision":"deny","rule":"registry:npm","reason":"release_too_new","ecosystem":"npm","package":"leftish","version":"1.2.0"}
+                {"ts":"2026-11-30T00:00:00.100Z","event":"request","id":"r1","host":"registry.example.com","port":443,"method":"GET","path":"/leftish","status":200,"decision":"allow","rule":"registry:npm"}
+                {"ts":"2026-11-30T00:00:01.000Z","event":"registry","id":"r2","host":"registry.example.com","port":443,"method":"GET","path":"/leftish/-/leftish-1.2.0.tgz","decision":"deny","rule":"registry:npm","reason":"release_too_new","ecosystem":"npm","package":"leftish","version":"1.2.0"}
+                {"ts":"2026-11-30T00:00:01.000Z","event":"request","id":"r2","host":"registry.example.com","port":443,"method":"GET","path":"/leftish/-/leftish-1.2.0.tgz","status":403,"decision":"deny","rule":"registry:npm","reason":"release_too_new"}
+                {"ts":"2026-11-30T00:00:02.000Z","event":"registry","id":"r3","host":"pypi.example.com","port":443,"method":"GET","path":"/simple/bad-lib/","decision":"deny","rule":"registry:pypi","reason":"known_malicious","ecosystem":"pypi","package":"bad-lib","version":"2.1"}
+                """);
+        CliRun run = CliRun.of("audit", "summary", log.toString());
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(run.out()).contains("package versions refused (registries; requests per reason):")
+                .containsPattern("npm leftish@1.2.0 +release_too_new 2")
+                .containsPattern("pypi bad-lib@2.1 +known_malicious 1")
+                .contains("2 exchanges")
+                .containsPattern("registry:npm +allow 1, deny 1");
+    }
+
+    @Test
     void aDeniedLookupIsADenialAndAnAnsweredOneCountsNowhere() throws Exception {
         Path log = dir.resolve("audit.jsonl");
         Files.writeString(log, """

@@ -81,6 +81,8 @@ public final class Explain {
             connect = engine.onConnect(host, port, client);
         }
         Decision request = engine.onRequest(host, port, m, target, client);
+        List<String> registryLines = new ArrayList<>();
+        request = registry(engine, hostText(host), port, m, target, request, registryLines);
         Decision shown = connect != null && !connect.permitsTraffic() ? connect : request;
         lines.add("decision: " + shown.verdict().code());
         lines.add("rule: " + ruleText(shown));
@@ -97,10 +99,69 @@ public final class Explain {
         }
         lines.add("request: " + request.verdict().code() + " (rule: " + ruleText(request) + ", reason: "
                 + request.reason() + ")");
+        lines.addAll(registryLines);
         if (client != null && !client.equals(Identities.ANONYMOUS)) {
             lines.add("client: " + client);
         }
         return new Explanation(shown, connect, lines);
+    }
+
+    /**
+     * For a request the rules let through to a registry's host: what it asks for (a package document, a file of one
+     * version) and what the registry's rules make of it, as lines; the decision becomes a deny when the rules refuse
+     * the package or the file from its name and number alone.
+     */
+    private static Decision registry(PolicyEngine engine, String host, int port, String method, String target,
+                                     Decision request, List<String> lines) {
+        Registry r = request.permitsTraffic() ? engine.registry(host, port) : null;
+        if (r == null || !(method.equals("GET") || method.equals("HEAD"))) {
+            return request;
+        }
+        lines.add("registry: " + r.name() + " (" + r.ecosystem().key() + ", line " + r.line() + ")");
+        String refused = null;
+        switch (RegistryRequest.of(r, target, r.hosts().contains(host))) {
+            case RegistryRequest.Document d -> {
+                lines.add("package: " + d.packageName() + " (its package document)");
+                refused = r.packageRefusal(d.packageName());
+                if (refused == null) {
+                    lines.add("filtered: the versions the registry's rules refuse are left out" + rulesText(r));
+                }
+            }
+            case RegistryRequest.File f -> {
+                lines.add("package: " + f.packageName() + " version " + f.version() + " (a file)");
+                refused = r.versionRefusal(f.packageName(), f.version());
+                if (refused == null && (!r.minReleaseAge().isZero() || r.installScripts() || r.provenance())) {
+                    lines.add("then: its package document decides" + rulesText(r));
+                }
+            }
+            case RegistryRequest.UnreadableFile u -> {
+                lines.add("package: " + u.packageName() + " (a file whose version cannot be read)");
+                refused = RegistryReasons.VERSION_UNKNOWN;
+            }
+            case RegistryRequest.Other o -> lines.add("passes: neither a package document nor a file of a version");
+        }
+        if (refused == null) {
+            return request;
+        }
+        lines.add("refused: " + refused);
+        return new Decision(Verdict.DENY, r.ruleName(), r.line(), refused, request.tls(), request.normalizedPath());
+    }
+
+    private static String rulesText(Registry r) {
+        List<String> parts = new ArrayList<>();
+        if (!r.minReleaseAge().isZero()) {
+            parts.add("min_release_age " + r.minReleaseAgeText());
+        }
+        if (r.advisories().records() > 0) {
+            parts.add(r.advisories().records() + " advisory records");
+        }
+        if (r.installScripts()) {
+            parts.add("added install scripts");
+        }
+        if (r.provenance()) {
+            parts.add("dropped provenance");
+        }
+        return parts.isEmpty() ? "" : " (" + String.join(", ", parts) + ")";
     }
 
     private static String hostText(String host) {

@@ -10,10 +10,18 @@ import java.util.Set;
  * A whole policy file, validated and immutable. Paths in it are absolute (relative ones were resolved
  * against the file's folder). Reload swaps one Policy (through its {@link PolicyEngine}) for another.
  *
+ * @param registries package registries seen as what they are ({@link Registry}): their hosts reached through them alone
  * @param source nullable: the file it came from
  */
 public record Policy(ProxySettings proxy, CaSettings ca, AuditSettings audit, Mode mode, UpstreamSettings upstream,
-                     NetworkSettings network, List<Rule> rules, List<SecretSpec> secrets, Path source) {
+                     NetworkSettings network, List<Rule> rules, List<SecretSpec> secrets, Path source,
+                     List<Registry> registries) {
+
+    /** A policy without registries. */
+    public Policy(ProxySettings proxy, CaSettings ca, AuditSettings audit, Mode mode, UpstreamSettings upstream,
+                  NetworkSettings network, List<Rule> rules, List<SecretSpec> secrets, Path source) {
+        this(proxy, ca, audit, mode, upstream, network, rules, secrets, source, List.of());
+    }
 
     public Policy {
         Objects.requireNonNull(proxy, "proxy");
@@ -24,6 +32,7 @@ public record Policy(ProxySettings proxy, CaSettings ca, AuditSettings audit, Mo
         Objects.requireNonNull(network, "network");
         rules = List.copyOf(rules);
         secrets = List.copyOf(secrets);
+        registries = List.copyOf(registries);
         Set<String> names = new HashSet<>();
         for (Rule r : rules) {
             if (!names.add(r.name())) {

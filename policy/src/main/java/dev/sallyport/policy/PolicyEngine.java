@@ -34,10 +34,19 @@ public final class PolicyEngine {
     private final int[] ownPorts;
     private final boolean encodedSlashRules;
     private final int[] rulePorts;
+    private final java.util.Map<String, Registry> registryHosts;
 
     private PolicyEngine(Policy policy) {
         this.policy = policy;
-        this.index = new RuleIndex(policy.rules());
+        List<Rule> rules = new java.util.ArrayList<>();
+        java.util.Map<String, Registry> byHost = new java.util.HashMap<>();
+        for (Registry r : policy.registries()) {
+            rules.add(registryRule(r));
+            r.allHosts().forEach(h -> byHost.put(h, r));
+        }
+        rules.addAll(policy.rules());
+        this.registryHosts = java.util.Map.copyOf(byHost);
+        this.index = new RuleIndex(rules);
         this.audit = policy.mode() == Mode.AUDIT;
         this.deny4 = policy.network().deny().stream().filter(c -> c.base().isV4()).toArray(Cidr[]::new);
         this.deny6 = policy.network().deny().stream().filter(c -> !c.base().isV4()).toArray(Cidr[]::new);
@@ -46,8 +55,8 @@ public final class PolicyEngine {
                 .filter(hp -> HostNames.isIpLiteral(hp.host())).toList();
         this.ownAddresses = own.stream().map(hp -> Cidr.parse(hp.host())).toArray(Cidr[]::new);
         this.ownPorts = own.stream().mapToInt(HostPort::port).toArray();
-        this.encodedSlashRules = policy.rules().stream().anyMatch(Rule::allowEncodedSlash);
-        this.rulePorts = policy.rules().stream().flatMap(r -> r.ports().stream()).mapToInt(Integer::intValue)
+        this.encodedSlashRules = rules.stream().anyMatch(Rule::allowEncodedSlash);
+        this.rulePorts = rules.stream().flatMap(r -> r.ports().stream()).mapToInt(Integer::intValue)
                 .distinct().sorted().toArray();
     }
 
@@ -57,6 +66,25 @@ public final class PolicyEngine {
 
     public Policy policy() {
         return policy;
+    }
+
+    /**
+     * The registry whose hosts include {@code normalizedHost} on {@code port}, or null: requests to it are filtered
+     * (package documents) or checked (files) by the proxy after this engine allowed them.
+     */
+    public Registry registry(String normalizedHost, int port) {
+        Registry r = registryHosts.get(normalizedHost);
+        return r != null && r.ports().contains(port) ? r : null;
+    }
+
+    /**
+     * The rule a registry entry stands for, tried before the file's rules: its hosts and ports, GET and HEAD only
+     * (nothing is published through the proxy), and npm's {@code /@scope%2Fname} decided decoded.
+     */
+    private static Rule registryRule(Registry r) {
+        return new Rule(r.ruleName(), r.line(), Action.ALLOW, r.allHosts().stream().map(HostPattern::parse).toList(),
+                List.of(), r.ports(), java.util.Set.of("GET", "HEAD"), List.of(), TlsMode.INTERCEPT,
+                java.util.Set.of(), true);
     }
 
     /**

@@ -67,6 +67,7 @@ public final class AuditReader {
             }
             String ts = null, event = null, host = null, decision = null, rule = null, reason = null;
             String method = null, path = null, identity = null, tls = null;
+            String ecosystem = null, packageName = null, version = null;
             Long port = null;
             Long status = null;
             List<String> secrets = null;
@@ -87,6 +88,9 @@ public final class AuditReader {
                     case "path" -> path = text(p, value);
                     case "identity" -> identity = text(p, value);
                     case "tls" -> tls = text(p, value);
+                    case "ecosystem" -> ecosystem = text(p, value);
+                    case "package" -> packageName = text(p, value);
+                    case "version" -> version = text(p, value);
                     case "secrets" -> secrets = strings(p, value);
                     case "placeholders_forwarded" -> forwarded = strings(p, value);
                     default -> p.skipChildren();
@@ -96,7 +100,7 @@ public final class AuditReader {
                 throw new IOException("trailing data after the JSON object");
             }
             return new AuditRecord(ts, event, host, port, status, decision, rule, reason, secrets, forwarded, method, path,
-                    identity, tls);
+                    identity, tls, ecosystem, packageName, version);
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IOException(e.getOriginalMessage(), e);
         }

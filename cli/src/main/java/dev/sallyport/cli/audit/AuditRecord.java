@@ -10,10 +10,20 @@ import java.util.List;
  * @param path      the request's path without query
  * @param identity  the client identity, where the proxy tells clients apart
  * @param tls       how a tunnel was handled ({@code intercepted}, {@code passthrough})
+ * @param ecosystem a {@code registry} record's ecosystem ({@code npm}, {@code pypi}); with {@code packageName} and
+ *                  {@code version}, the package version it refused
  */
 public record AuditRecord(String ts, String event, String host, Long port, Long status, String decision, String rule,
                           String reason, List<String> secrets, List<String> forwarded, String method, String path,
-                          String identity, String tls) {
+                          String identity, String tls, String ecosystem, String packageName, String version) {
+
+    /** A record that names no package version. */
+    public AuditRecord(String ts, String event, String host, Long port, Long status, String decision, String rule,
+                       String reason, List<String> secrets, List<String> forwarded, String method, String path,
+                       String identity, String tls) {
+        this(ts, event, host, port, status, decision, rule, reason, secrets, forwarded, method, path, identity, tls,
+                null, null, null);
+    }
 
     public AuditRecord {
         secrets = secrets == null ? List.of() : List.copyOf(secrets);

@@ -36,6 +36,8 @@ public final class AuditSummary {
     private long reloads;
     private final Map<String, Map<String, Long>> deniedByReason = new TreeMap<>();
     private final Map<String, Map<String, Long>> wouldDenyByReason = new TreeMap<>();
+    /** {@code ecosystem package@version} to reason to how many requests refused it or filtered it out. */
+    private final Map<String, Map<String, Long>> versions = new TreeMap<>();
 
     public void add(AuditRecord r) {
         if ("checkpoint".equals(r.event())) {
@@ -63,6 +65,13 @@ public final class AuditSummary {
                 exchanges++;
             }
             case "connect" -> tunnels += "deny".equals(r.decision()) ? 0 : 1;
+            case "registry" -> {
+                // a version a registry's rules kept from a document or refused as a file: its request is counted
+                String what = r.ecosystem() + " " + r.packageName() + (r.version() == null ? "" : "@" + r.version());
+                versions.computeIfAbsent(what, k -> new TreeMap<>())
+                        .merge(r.reason() == null ? "no reason recorded" : r.reason(), 1L, Long::sum);
+                return;
+            }
             case "dns" -> {
                 if (!"deny".equals(r.decision())) {
                     return;     // an answered lookup reached nothing: the connection that follows is counted
@@ -133,6 +142,10 @@ public final class AuditSummary {
         section(out, "denied attempts", denied);
         if (!wouldDeny.isEmpty()) {
             section(out, "would be denied (audit mode)", wouldDeny);
+        }
+        if (!versions.isEmpty()) {
+            out.println("package versions refused (registries; requests per reason):");
+            versions.forEach((what, reasons) -> out.printf("  %-32s %s%n", what, joined(reasons)));
         }
         out.println("secrets used (by name, exchanges per host):");
         if (secrets.isEmpty()) {

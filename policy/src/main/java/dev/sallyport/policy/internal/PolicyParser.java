@@ -12,6 +12,7 @@ import dev.sallyport.policy.NetworkSettings;
 import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.PolicyProblem;
 import dev.sallyport.policy.PrivateException;
+import dev.sallyport.policy.Registry;
 import dev.sallyport.policy.ProxySettings;
 import dev.sallyport.policy.Rule;
 import dev.sallyport.policy.SecretSource;
@@ -59,7 +60,7 @@ public final class PolicyParser {
                     List.of(), source);
         }
         Map<String, Node> top = t.mapping(root, "", Set.of("proxy", "ca", "audit", "mode", "upstream", "network",
-                "rules", "secrets"));
+                "rules", "secrets", "registries"));
         if (top == null) {
             return null;
         }
@@ -72,12 +73,17 @@ public final class PolicyParser {
         RuleParser rp = new RuleParser(t, baseDir);
         List<Rule> rules = section(top, "rules", List.of(), rp::rules);
         List<SecretSpec> secrets = section(top, "secrets", List.of(), rp::secrets);
+        RegistryParser registryParser = new RegistryParser(t, rp, baseDir);
+        List<Registry> registries = section(top, "registries", List.of(), registryParser::registries);
+        if (registries != null && rules != null) {
+            registryParser.conflicts(registries, rules, top.get("rules"));
+        }
         if (!t.problems().isEmpty() || proxy == null || ca == null || audit == null || mode == null
-                || upstream == null || network == null || rules == null || secrets == null) {
+                || upstream == null || network == null || rules == null || secrets == null || registries == null) {
             return null;
         }
         try {
-            return new Policy(proxy, ca, audit, mode, upstream, network, rules, secrets, source);
+            return new Policy(proxy, ca, audit, mode, upstream, network, rules, secrets, source, registries);
         } catch (IllegalArgumentException e) {
             t.problem(root, "", e.getMessage(), "a consistent policy");
             return null;

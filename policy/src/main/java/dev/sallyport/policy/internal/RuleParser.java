@@ -119,7 +119,7 @@ final class RuleParser {
         }
     }
 
-    private Set<Integer> ports(Node node, String p) {
+    Set<Integer> ports(Node node, String p) {
         List<Node> items = t.sequence(node, p, "port numbers 1..65535");
         if (items == null) {
             return null;
@@ -141,7 +141,7 @@ final class RuleParser {
     }
 
     /** A list under {@code key}, empty when absent; null after problems (bad items included). */
-    private <T> List<T> optionalList(Map<String, Node> m, String key, String p, String expected,
+    <T> List<T> optionalList(Map<String, Node> m, String key, String p, String expected,
                                      java.util.function.Function<String, T> parse) {
         Node n = m.get(key);
         if (n == null) {
@@ -152,7 +152,7 @@ final class RuleParser {
         return t.problems().size() == before ? out : null;
     }
 
-    private String name(Map<String, Node> m, Node node, String p, Map<String, Integer> names, int line,
+    String name(Map<String, Node> m, Node node, String p, Map<String, Integer> names, int line,
                         String expected) {
         Node n = m.get("name");
         if (n == null) {

@@ -31,6 +31,7 @@ final class AuditRecords {
         return switch (event) {
             case ProxyEvent.Decided d -> Optional.of(record(ts, nonBlank(d.event(), "decision"), d.fields()));
             case ProxyEvent.ExchangeCompleted e -> Optional.of(record(ts, "request", e.fields()));
+            case ProxyEvent.VersionRefused v -> Optional.of(record(ts, "registry", v.fields()));
             case ProxyEvent.TunnelEnded t -> Optional.of(record(ts, nonBlank(t.event(), "tunnel_end"), t.fields()));
             case ProxyEvent.Reloaded r -> Optional.of(new JsonLine()
                     .field("ts", timestamp(ts))
@@ -69,7 +70,7 @@ final class AuditRecords {
     static boolean isRecord(ProxyEvent event) {
         return event instanceof ProxyEvent.Decided || event instanceof ProxyEvent.ExchangeCompleted
                 || event instanceof ProxyEvent.TunnelEnded || event instanceof ProxyEvent.Reloaded
-                || event instanceof ProxyEvent.DnsAnswered;
+                || event instanceof ProxyEvent.DnsAnswered || event instanceof ProxyEvent.VersionRefused;
     }
 
     /**
@@ -136,6 +137,9 @@ final class AuditRecords {
                 .field("duration_ms", f.durationMs())
                 .field("secrets", f.secrets())
                 .field("placeholders_forwarded", f.placeholdersForwarded())
+                .field("ecosystem", f.ecosystem())
+                .field("package", f.packageName())
+                .field("version", f.version())
                 .end();
     }
 

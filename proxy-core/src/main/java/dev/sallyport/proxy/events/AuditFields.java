@@ -32,11 +32,24 @@ public record AuditFields(
         List<String> placeholdersForwarded,
         String protocol,
         String upstreamProtocol,
-        String arrival) {
+        String arrival,
+        String ecosystem,
+        String packageName,
+        String version) {
 
     public AuditFields {
         secrets = secrets == null ? null : List.copyOf(secrets);
         placeholdersForwarded = placeholdersForwarded == null ? null : List.copyOf(placeholdersForwarded);
+    }
+
+    /** A record that names no package (every record but a registry's). */
+    public AuditFields(String id, String client, String identity, String host, Integer port, String ip, String method,
+                       String path, Integer status, String decision, String rule, String reason, String tls,
+                       String sni, Long bytesUp, Long bytesDown, Long durationMs, List<String> secrets,
+                       List<String> placeholdersForwarded, String protocol, String upstreamProtocol, String arrival) {
+        this(id, client, identity, host, port, ip, method, path, status, decision, rule, reason, tls, sni, bytesUp,
+                bytesDown, durationMs, secrets, placeholdersForwarded, protocol, upstreamProtocol, arrival, null, null,
+                null);
     }
 
     /** A record that says neither the upstream protocol nor how its client arrived. */

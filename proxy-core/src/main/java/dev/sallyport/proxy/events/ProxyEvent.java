@@ -29,6 +29,13 @@ public sealed interface ProxyEvent {
     record DnsAnswered(Instant ts, String client, String name, String type, String answer, String decision,
                        String rule, String reason, Long suppressed) implements ProxyEvent {}
 
+    /**
+     * A version of a package that a registry's rules filtered out of a package document or whose file they refused
+     * ({@code ecosystem}, {@code packageName}, {@code version} and {@code reason} in {@code fields}): one per version
+     * and request, with the request's id.
+     */
+    record VersionRefused(Instant ts, AuditFields fields) implements ProxyEvent {}
+
     /** A policy reload: result is "success" or "failure"; errors carry the lines of a broken file. */
     record Reloaded(Instant ts, String result, String source, List<String> errors) implements ProxyEvent {}
 

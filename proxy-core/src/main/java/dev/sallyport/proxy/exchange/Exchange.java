@@ -86,6 +86,7 @@ public final class Exchange {
     private ScheduledFuture<?> headerTimer;
     private long bytesUp;
     private long bytesDown;
+    private DocumentFilter document;     // null unless this is a registry's package document
 
     Exchange(ProxyContext context, Dialer connector, Downstream down, AuditRecord audit,
              Destination destination, HttpRequest upstreamHead, SecretsStage secrets, ExchangeRequest.Upgrade upgrade) {
@@ -134,11 +135,63 @@ public final class Exchange {
         return upgrade;
     }
 
+    /** The registry stage's filter of the package document this exchange fetches, or null. */
+    DocumentFilter document() {
+        return document;
+    }
+
+    void filterDocument(DocumentFilter filter) {
+        this.document = filter;
+    }
+
     /** Dials the destination (after the core decided); the request goes out once the dialed address is checked. */
     void dial(Future<UpstreamLease> lease) {
         context.exchangeStarted();
+        dialNow(lease);
+    }
+
+    private void dialNow(Future<UpstreamLease> lease) {
         dial = lease;
         lease.addListener(done -> upstreamReady(lease));
+    }
+
+    /**
+     * Holds the dial until a stage that needs something first (a registry file's verdict) says go: then
+     * {@code dialer} gives the lease, or the exchange is refused with {@code answer} (its reason in the record) as
+     * if at once, nothing having gone upstream. The client may leave meanwhile; it is recorded as such.
+     */
+    void dialAfter(java.util.concurrent.CompletableFuture<io.netty.handler.codec.http.FullHttpResponse> gate,
+                   java.util.function.Supplier<Future<UpstreamLease>> dialer) {
+        context.exchangeStarted();
+        gate.whenComplete((answer, failure) -> down.channel().eventLoop().execute(() -> {
+            if (!(state instanceof State.Dialing) || dial != null) {
+                if (answer != null) {
+                    answer.release();
+                }
+                return;
+            }
+            if (answer == null && failure == null) {
+                dialNow(dialer.get());
+                return;
+            }
+            int code = answer != null ? answer.status().code() : 502;
+            audit.denied(answer != null ? answer.headers().get(dev.sallyport.proxy.http.Responses.REASON_HEADER)
+                    : "upstream_failed").status(code);
+            state = new State.Ended();
+            cancelHeaderTimer();
+            response.close();
+            if (secrets != null) {
+                secrets.close();
+            }
+            context.emit(new ProxyEvent.Decided(context.clock().instant(), "request", audit.fields()));
+            context.exchangeFinished();
+            context.exchangeReleased(client);
+            if (answer == null) {
+                down.refuse(502, "upstream_failed", null, false);
+                return;
+            }
+            down.send(answer, true).addListener((ChannelFutureListener) f -> down.ended(f.isSuccess()));
+        }));
     }
 
     /** True while the client's request body still flows into this exchange. */

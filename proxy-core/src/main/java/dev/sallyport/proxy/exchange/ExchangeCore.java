@@ -1,5 +1,6 @@
 package dev.sallyport.proxy.exchange;
 
+import dev.sallyport.policy.Registry;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.identity.ClientIdentity;
 import dev.sallyport.proxy.inject.InjectionResult;
@@ -9,6 +10,7 @@ import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.limits.ClientKey;
 import dev.sallyport.proxy.limits.ClientSlots;
+import dev.sallyport.proxy.registry.VersionVerdict;
 import dev.sallyport.proxy.reload.Snapshot;
 import dev.sallyport.proxy.upstream.Destination;
 import dev.sallyport.proxy.upstream.Dialer;
@@ -19,6 +21,7 @@ import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpVersion;
+import java.util.List;
 
 /**
  * Where every front end hands its requests: the core alone decides, dials, injects, relays, scrubs and records, in
@@ -85,6 +88,12 @@ public final class ExchangeCore {
             }
             case RequestDecision.Allow a -> audit.decision(a.decision());
         }
+        Registry registry = snapshot.engine().registry(request.target().host(), request.target().port());
+        RegistryStage.Plan plan = registry == null ? null : RegistryStage.plan(request, registry);
+        if (plan instanceof RegistryStage.Refuse r) {
+            answer(audit, registry, r, down);
+            return null;
+        }
         boolean websocket = request.upgrade() == ExchangeRequest.Upgrade.WEBSOCKET;
         boolean tls = request.leg() == UpstreamLeg.TLS;
         // HTTP/2 toward the upstream when the client speaks it (and the server chooses it); WebSocket needs HTTP/1.1
@@ -106,8 +115,42 @@ public final class ExchangeCore {
         // The request's decision is recorded once the dial check has run (Exchange.upstreamReady): an address
         // denied by network.deny must be counted as a deny, not as the rule's allow.
         Exchange exchange = new Exchange(context, connector, down, audit, dest, head, secrets, request.upgrade());
+        switch (plan) {
+            case RegistryStage.Filter f -> {
+                RegistryStage.documentHead(registry, head.headers());
+                exchange.filterDocument(f.filter());
+            }
+            case RegistryStage.Await w -> {
+                exchange.dialAfter(DocumentFetch.fetch(this, request, down, registry, w.packageName())
+                        .thenApply(ignored -> {
+                            RegistryStage.Plan after = RegistryStage.afterDocument(
+                                    RegistryStage.VERDICTS.get(registry, w.packageName()), w.packageName(), w.version());
+                            if (!(after instanceof RegistryStage.Refuse r)) {
+                                return null;
+                            }
+                            RegistryStage.record(context, audit, registry, r.packageName(),
+                                    List.of(new VersionVerdict(r.version(), r.reason())));
+                            return RegistryStage.answer(down.channel().alloc(), registry, r);
+                        }), () -> connector.acquire(dest, snapshot.engine(), down.channel().eventLoop(),
+                                audit.client()));
+                return exchange;
+            }
+            case null, default -> { }
+        }
         exchange.dial(connector.acquire(dest, snapshot.engine(), down.channel().eventLoop(), audit.client()));
         return exchange;
+    }
+
+    /** A registry's refusal: recorded (the request, and the version it names), answered after this call returns. */
+    private void answer(AuditRecord audit, Registry registry, RegistryStage.Refuse r, Downstream down) {
+        audit.denied(r.reason()).status(403);
+        RegistryStage.record(context, audit, registry, r.packageName(),
+                List.of(new VersionVerdict(r.version(), r.reason())));
+        context.emit(new ProxyEvent.Decided(context.clock().instant(), "request", audit.fields()));
+        io.netty.handler.codec.http.FullHttpResponse response = RegistryStage.answer(down.channel().alloc(), registry,
+                r);
+        down.channel().eventLoop().execute(() -> down.send(response, true)
+                .addListener((io.netty.channel.ChannelFutureListener) f -> down.ended(f.isSuccess())));
     }
 
     /**

@@ -33,7 +33,7 @@ final class ResponseFlow {
     static final long PUMP_BUDGET = 64 * 1024;
 
     /** Where the response is. */
-    private enum Stage { AWAITING_HEAD, INTERIM, BODY, LAST_SENT, UPGRADING }
+    private enum Stage { AWAITING_HEAD, INTERIM, GATHERING, FILTERING, BODY, LAST_SENT, UPGRADING }
 
     /** Whether the head written at the start of an upstream read still waits for that read's end to be flushed. */
     private enum HeadFlush { DONE, AT_READ_END }
@@ -50,6 +50,8 @@ final class ResponseFlow {
     private int status;
     private boolean upstreamComplete;
     private HeadFlush headFlush = HeadFlush.DONE;
+    /** A package document's head, held while its body is gathered and filtered. */
+    private HttpResponse held;
 
     ResponseFlow(Exchange exchange) {
         this.exchange = exchange;
@@ -112,9 +114,13 @@ final class ResponseFlow {
             return;
         }
         status = code;
-        stage = Stage.BODY;
         framing = ResponseFraming.of(response, exchange.upstreamHead().method());
         HopHeaders.strip(response.headers(), false);
+        if (exchange.document() != null && code == 200 && exchange.upstreamHead().method() == HttpMethod.GET) {
+            gather(response, upstream);
+            return;
+        }
+        stage = Stage.BODY;
         // Not flushed here: a body that came in the same read goes out with the head (one TLS record, one send);
         // the end of the upstream read flushes, so a head without a body waits no longer.
         headFlush = HeadFlush.AT_READ_END;
@@ -181,8 +187,79 @@ final class ResponseFlow {
                 }
             }
             case BODY -> body(content);
+            case GATHERING -> gathered(content);
             default -> content.release();
         }
+    }
+
+    /**
+     * A package document of a registry: its head waits, its body is gathered (never passed on unfiltered: an encoded
+     * one, one past the size bound or one that does not parse is refused), then filtered off the loop.
+     */
+    private void gather(HttpResponse response, Channel upstream) {
+        String encoding = response.headers().get(HttpHeaderNames.CONTENT_ENCODING);
+        if (encoding != null && !encoding.strip().equalsIgnoreCase("identity")) {
+            exchange.upstreamFailed(502, DocumentFilter.unreadable(), "upstream " + exchange.destination().text()
+                    + ": package document with content-encoding '" + encoding + "' (expected: identity, as asked)");
+            return;
+        }
+        held = response;
+        stage = Stage.GATHERING;
+        upstream.read();
+    }
+
+    private void gathered(HttpContent content) {
+        DocumentFilter doc = exchange.document();
+        boolean last = content instanceof LastHttpContent;
+        if (!doc.append(exchange.down().channel().alloc(), content.content())) {
+            exchange.upstreamFailed(502, DocumentFilter.unreadable(), "upstream " + exchange.destination().text()
+                    + ": package document of '" + doc.packageName() + "' larger than max_document_bytes ("
+                    + doc.registry().maxDocumentBytes() + ")");
+            return;
+        }
+        if (!last) {
+            exchange.lease().channel().read();
+            return;
+        }
+        upstreamComplete = true;
+        stage = Stage.FILTERING;
+        Channel client = exchange.down().channel();
+        doc.filter(exchange.context().clock().instant()).whenComplete((filtered, failure) ->
+                client.eventLoop().execute(() -> filtered(filtered, failure)));
+    }
+
+    private void filtered(dev.sallyport.proxy.registry.FilteredDocument filtered, Throwable failure) {
+        DocumentFilter doc = exchange.document();
+        if (stage != Stage.FILTERING || !exchange.inProgress()) {
+            return;                                   // the client left meanwhile
+        }
+        if (failure != null) {
+            Throwable cause = failure instanceof java.util.concurrent.CompletionException c && c.getCause() != null
+                    ? c.getCause() : failure;
+            exchange.upstreamFailed(502, DocumentFilter.unreadable(), "upstream " + exchange.destination().text()
+                    + ": " + cause.getMessage());
+            return;
+        }
+        RegistryStage.record(exchange.context(), exchange.audit(), doc.registry(), doc.packageName(),
+                filtered.refused());
+        RegistryStage.VERDICTS.put(doc.registry(), doc.packageName(), filtered.verdicts());
+        HttpResponse response = held;
+        held = null;
+        HttpUtil.setTransferEncodingChunked(response, false);
+        response.headers().set(HttpHeaderNames.CONTENT_LENGTH, filtered.length())
+                .set(HttpHeaderNames.CONTENT_TYPE, doc.contentType(filtered))
+                .remove(HttpHeaderNames.ETAG)
+                .remove(HttpHeaderNames.CONTENT_MD5);
+        if (doc.registry().ecosystem() == dev.sallyport.policy.Ecosystem.NPM && !filtered.refused().isEmpty()) {
+            // not stored: npm prints a notice only from the network (and the next answer may differ)
+            response.headers().set(HttpHeaderNames.CACHE_CONTROL, "no-store").set("npm-notice", dev.sallyport.proxy.registry.Refusals.notice(doc.registry(),
+                    doc.packageName(), filtered.refused()));
+        }
+        framing = new ResponseFraming(true, framing.upstreamReusable());
+        stage = Stage.BODY;
+        exchange.down().send(response, false).addListener(abortOnFailure);
+        body(new io.netty.handler.codec.http.DefaultLastHttpContent(
+                io.netty.buffer.Unpooled.wrappedBuffer(filtered.body(), 0, filtered.length())));
     }
 
     private void body(HttpContent content) {
@@ -311,6 +388,9 @@ final class ResponseFlow {
     }
 
     void close() {
+        if (exchange.document() != null) {
+            exchange.document().release();
+        }
         earlyBytes.forEach(ReferenceCountUtil::release);
         earlyBytes.clear();
     }

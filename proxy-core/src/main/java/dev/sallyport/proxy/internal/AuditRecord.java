@@ -31,6 +31,9 @@ public final class AuditRecord {
     private String protocol;
     private String upstreamProtocol;
     private String arrival;
+    private String ecosystem;
+    private String packageName;
+    private String version;
 
     public AuditRecord(String id, SocketAddress client) {
         this(id, clientText(client));
@@ -62,6 +65,13 @@ public final class AuditRecord {
     public AuditRecord upstreamProtocol(String value) { upstreamProtocol = value; return this; }
     /** How the client's connection arrived: {@code explicit} or {@code transparent}. */
     public AuditRecord arrival(String value) { arrival = value; return this; }
+    /** The package version a registry record is about. */
+    public AuditRecord version(String eco, String pkg, String ver) {
+        ecosystem = eco;
+        packageName = pkg;
+        version = ver;
+        return this;
+    }
     public AuditRecord bytes(long up, long down) { bytesUp = up; bytesDown = down; return this; }
     public AuditRecord duration(long ms) { durationMs = ms; return this; }
     /** Names (never values) of the secrets injected into, or refused on, this request; none: no field. */
@@ -95,6 +105,7 @@ public final class AuditRecord {
 
     public AuditFields fields() {
         return new AuditFields(id, client, identity, host, port, ip, method, path, status, decision, rule, reason, tls,
-                sni, bytesUp, bytesDown, durationMs, secrets, forwarded, protocol, upstreamProtocol, arrival);
+                sni, bytesUp, bytesDown, durationMs, secrets, forwarded, protocol, upstreamProtocol, arrival, ecosystem,
+                packageName, version);
     }
 }

@@ -181,6 +181,7 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
             }
             case ProxyEvent.Reloaded r -> ("success".equals(r.result()) ? reloadSuccess : reloadFailure).increment();
             case ProxyEvent.DnsAnswered ignored -> { }
+            case ProxyEvent.VersionRefused ignored -> { }
             case ProxyEvent.ConnectionOpened ignored -> connections.incrementAndGet();
             case ProxyEvent.ConnectionClosed ignored -> connections.decrementAndGet();
             case ProxyEvent.TunnelOpened ignored -> tunnels.incrementAndGet();

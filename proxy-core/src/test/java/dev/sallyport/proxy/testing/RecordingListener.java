@@ -40,6 +40,7 @@ public final class RecordingListener implements ProxyEventListener {
         return switch (e) {
             case ProxyEvent.Decided d when d.event().equals(kind) -> d.fields();
             case ProxyEvent.ExchangeCompleted c when kind.equals("exchange") -> c.fields();
+            case ProxyEvent.VersionRefused v when kind.equals("registry") -> v.fields();
             case ProxyEvent.TunnelEnded t when t.event().equals(kind) -> t.fields();
             default -> null;
         };

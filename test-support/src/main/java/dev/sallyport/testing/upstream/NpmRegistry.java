@@ -8,6 +8,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.HexFormat;
@@ -35,8 +36,14 @@ import java.util.zip.GZIPOutputStream;
  */
 public final class NpmRegistry implements AutoCloseable {
 
+    /** npm's abbreviated packument. */
+    public static final String ABBREVIATED = "application/vnd.npm.install-v1+json";
+
     private final String host;
-    private final Map<String, Map<String, byte[]>> packages = new ConcurrentHashMap<>();
+    /** One published version: its tarball, when it was published (nullable: no time), its install scripts. */
+    private record Published(byte[] tarball, Instant at, Map<String, String> scripts) {}
+
+    private final Map<String, Map<String, Published>> packages = new ConcurrentHashMap<>();
     private final LenientUpstream server;
 
     private NpmRegistry(PrivateKey key, X509Certificate[] chain, String host) {
@@ -66,11 +73,40 @@ public final class NpmRegistry implements AutoCloseable {
      * package folder to content); a {@code package.json} naming it is added unless given.
      */
     public NpmRegistry publish(String name, String version, Map<String, String> files) {
+        return publish(name, version, files, null, Map.of());
+    }
+
+    /**
+     * Like {@link #publish(String, String, Map)}, published at {@code at} (the packument's {@code time}; null for
+     * none) with {@code scripts} (npm's {@code scripts}, in the tarball's {@code package.json} and the packument).
+     */
+    public NpmRegistry publish(String name, String version, Map<String, String> files, Instant at,
+                               Map<String, String> scripts) {
         Map<String, String> all = new LinkedHashMap<>();
-        all.put("package.json", "{\"name\":\"" + name + "\",\"version\":\"" + version + "\",\"main\":\"index.js\"}\n");
+        all.put("package.json", "{\"name\":\"" + name + "\",\"version\":\"" + version + "\",\"main\":\"index.js\""
+                + (scripts.isEmpty() ? "" : ",\"scripts\":" + object(scripts)) + "}\n");
         all.putAll(files);
-        packages.computeIfAbsent(name, k -> new ConcurrentHashMap<>()).put(version, tarball(all));
+        packages.computeIfAbsent(name, k -> java.util.Collections.synchronizedMap(new LinkedHashMap<>()))
+                .put(version, new Published(tarball(all), at, Map.copyOf(scripts)));
         return this;
+    }
+
+    private static String object(Map<String, String> map) {
+        StringBuilder b = new StringBuilder("{");
+        map.forEach((k, v) -> b.append(b.length() > 1 ? "," : "").append('"').append(k).append("\":\"")
+                .append(v.replace("\\", "\\\\").replace("\"", "\\\"")).append('"'));
+        return b.append('}').toString();
+    }
+
+    /** The {@code integrity} of a published version's tarball ({@code sha512-...}), for a lockfile written by hand. */
+    public String integrity(String name, String version) {
+        return "sha512-" + Base64.getEncoder().encodeToString(digest("SHA-512",
+                packages.get(name).get(version).tarball()));
+    }
+
+    /** The URL of a published version's tarball. */
+    public String tarballUrl(String name, String version) {
+        return url() + tarballPath(name, version);
     }
 
     /** The request lines received so far, as sent ({@code GET /@scope%2fpkg HTTP/1.1}). */
@@ -89,15 +125,18 @@ public final class NpmRegistry implements AutoCloseable {
         int q = path.indexOf('?');
         path = q < 0 ? path : path.substring(0, q);
         boolean head = line[0].equals("HEAD");
-        for (Map.Entry<String, Map<String, byte[]>> p : packages.entrySet()) {
+        String accept = request.header("Accept");
+        boolean abbreviated = accept != null && accept.contains(ABBREVIATED);
+        for (Map.Entry<String, Map<String, Published>> p : packages.entrySet()) {
             String name = p.getKey();
             if (path.toLowerCase(Locale.ROOT).equals("/" + escaped(name).toLowerCase(Locale.ROOT))) {
-                c.write(ok("application/json", packument(name, p.getValue()), head));
+                c.write(ok(abbreviated ? ABBREVIATED : "application/json", packument(name, p.getValue(), abbreviated),
+                        head));
                 return;
             }
-            for (Map.Entry<String, byte[]> v : p.getValue().entrySet()) {
+            for (Map.Entry<String, Published> v : inOrder(p.getValue())) {
                 if (path.equals("/" + tarballPath(name, v.getKey()))) {
-                    c.write(ok("application/octet-stream", v.getValue(), head));
+                    c.write(ok("application/octet-stream", v.getValue().tarball(), head));
                     return;
                 }
             }
@@ -105,23 +144,51 @@ public final class NpmRegistry implements AutoCloseable {
         c.write(LenientUpstream.response(404, "{\"error\":\"not found\"}"));
     }
 
-    private byte[] packument(String name, Map<String, byte[]> versions) {
-        StringBuilder json = new StringBuilder("{\"name\":\"").append(name).append("\",\"versions\":{");
+    /**
+     * The packument: full (with {@code time} where versions have one, {@code scripts}, a readme), or abbreviated as
+     * npm asks for it ({@code Accept: application/vnd.npm.install-v1+json}: no times, {@code hasInstallScript}).
+     * {@code latest} is the last version published.
+     */
+    private byte[] packument(String name, Map<String, Published> versions, boolean abbreviated) {
+        StringBuilder json = new StringBuilder("{\"name\":\"").append(name).append('"');
+        if (!abbreviated) {
+            json.append(",\"_id\":\"").append(name).append("\",\"readme\":\"the ").append(name).append(" package\"");
+        }
+        json.append(",\"versions\":{");
         String latest = null;
-        for (Map.Entry<String, byte[]> v : versions.entrySet()) {
+        StringBuilder time = new StringBuilder();
+        for (Map.Entry<String, Published> v : inOrder(versions)) {
             if (latest != null) {
                 json.append(',');
             }
             latest = v.getKey();
+            Published p = v.getValue();
             json.append('"').append(v.getKey()).append("\":{\"name\":\"").append(name).append("\",\"version\":\"")
-                    .append(v.getKey()).append("\",\"dist\":{\"tarball\":\"").append(url())
+                    .append(v.getKey()).append('"');
+            if (!p.scripts().isEmpty()) {
+                json.append(abbreviated ? ",\"hasInstallScript\":true" : ",\"scripts\":" + object(p.scripts()));
+            }
+            json.append(",\"dist\":{\"tarball\":\"").append(url())
                     .append(tarballPath(name, v.getKey())).append("\",\"integrity\":\"sha512-")
-                    .append(Base64.getEncoder().encodeToString(digest("SHA-512", v.getValue())))
-                    .append("\",\"shasum\":\"").append(HexFormat.of().formatHex(digest("SHA-1", v.getValue())))
+                    .append(Base64.getEncoder().encodeToString(digest("SHA-512", p.tarball())))
+                    .append("\",\"shasum\":\"").append(HexFormat.of().formatHex(digest("SHA-1", p.tarball())))
                     .append("\"}}");
+            if (p.at() != null) {
+                time.append(",\"").append(v.getKey()).append("\":\"").append(p.at()).append('"');
+            }
         }
-        json.append("},\"dist-tags\":{\"latest\":\"").append(latest).append("\"}}");
-        return json.toString().getBytes(StandardCharsets.UTF_8);
+        json.append("},\"dist-tags\":{\"latest\":\"").append(latest).append("\"}");
+        if (!abbreviated && !time.isEmpty()) {
+            json.append(",\"time\":{").append(time.substring(1)).append('}');
+        }
+        return json.append('}').toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** The versions in the order they were published. */
+    private static List<Map.Entry<String, Published>> inOrder(Map<String, Published> versions) {
+        synchronized (versions) {
+            return List.copyOf(versions.entrySet());
+        }
     }
 
     /** {@code @scope%2fpkg} for a scoped name, the name itself otherwise. */
