@@ -14,11 +14,12 @@ import io.netty.util.ReferenceCountUtil;
 import java.time.Duration;
 
 /**
- * Fuzz target: a client's HTTP/2 bytes after the preface into the frame guard and Netty's frame codec, as the
- * client pipeline orders them. Invariants: nothing escapes the pipeline unhandled; the outcome (open or closed,
- * the guard's reason; the codec built as Netty builds it, with the connection's last handler) does not depend on how the bytes were split into reads; and
- * whenever the frames, counted here independently, hold more WINDOW_UPDATE frames than the guard allows for the
- * HEADERS frames before them, the connection is closed. Kept inputs:
+ * Fuzz target: a client's HTTP/2 bytes after the preface into the frame guard and Netty's frame codec (built as
+ * Netty builds it, with the connection's last handler), as the client pipeline orders them. Invariants: nothing
+ * escapes the pipeline unhandled; whether the connection stays open, and the guard's reason where it saw the
+ * frames, do not depend on how the bytes were split into reads; and whenever the frames, counted here
+ * independently, hold more WINDOW_UPDATE frames than the guard allows for the HEADERS frames before them, the
+ * connection is closed. Kept inputs:
  * {@code src/test/resources/dev/sallyport/proxy/http2/Http2FrameFuzzTestInputs/}.
  */
 class Http2FrameFuzzTest {
@@ -37,7 +38,9 @@ class Http2FrameFuzzTest {
         Outcome split = feed(input, piece);
         // the frames handed on may differ: the guard judges each read whole before passing any of it
         assertThat(split.open()).as("open whatever the split").isEqualTo(whole.open());
-        assertThat(split.failure()).as("the guard's reason whatever the split").isEqualTo(whole.failure());
+        if (split.failure() != null) {    // split, the codec may close on an earlier frame before the guard sees more
+            assertThat(whole.failure()).as("the guard's reason whatever the split").isEqualTo(split.failure());
+        }
         if (flood(frames)) {
             assertThat(whole.open()).as("a WINDOW_UPDATE flood leaves the connection open").isFalse();
         }

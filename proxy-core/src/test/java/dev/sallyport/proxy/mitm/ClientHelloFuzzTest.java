@@ -123,7 +123,7 @@ class ClientHelloFuzzTest {
                             int kind = u8();
                             int n = u16();
                             if (kind == 0) {
-                                return new String(b, at, n, StandardCharsets.US_ASCII);
+                                return new String(b, at, n, StandardCharsets.ISO_8859_1);    // as Netty reads it
                             }
                             skip(n);
                         }
