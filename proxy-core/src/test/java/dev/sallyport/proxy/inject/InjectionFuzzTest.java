@@ -55,7 +55,13 @@ class InjectionFuzzTest {
         for (int n = data.consumeInt(0, 5); n > 0; n--) {
             String name = data.consumeBoolean() ? NAMES.get(data.consumeInt(0, NAMES.size() - 1))
                     : token(data.consumeString(12));
-            headers.add(name, value(data));
+            String value = value(data);
+            try {
+                headers.add(name, value);
+            } catch (IllegalArgumentException e) {
+                // a value Netty's validation refuses never reaches injection from a decoded request either
+                assertThat(e).hasMessageContaining("Validation failed");
+            }
         }
         String target = "/" + value(data);
         HttpHeaders before = new DefaultHttpHeaders().add(headers);
