@@ -74,8 +74,23 @@ public final class PathNormalizer {
         return readingsOf(canonical, normal ? raw : resolveSegments(canonical));
     }
 
-    /** The readings of a path already decoded into its canonical escapes, {@code first} its normal form. */
+    /**
+     * The readings of a path already decoded into its canonical escapes, {@code first} its normal form; with an
+     * escaped {@code %} before an escape ({@code %2565}), also the readings of a backend that decodes twice
+     * ({@code e}): a second decoding changes only characters inside a segment, but those can spell a denied one
+     * ({@code /s%2565cret} is {@code /secret} there; found by {@code PathFuzzTest}).
+     */
     private static List<String> readingsOf(String canonical, String first) {
+        String twice = decodedAgain(canonical);
+        if (twice == null) {
+            return readingsOnce(canonical, first);
+        }
+        Set<String> out = new LinkedHashSet<>(readingsOnce(canonical, first));
+        out.addAll(readingsOnce(twice, resolveSegments(twice)));
+        return List.copyOf(out);
+    }
+
+    private static List<String> readingsOnce(String canonical, String first) {
         int stop = firstEscapedStop(canonical);
         boolean parameters = canonical.indexOf(';') >= 0;
         if (stop < 0 && !parameters) {
@@ -162,6 +177,34 @@ public final class PathNormalizer {
         String canonical = canonicalEscapes(raw, false);
         refuseBackendDecodings(canonical);
         return canonical;
+    }
+
+    /**
+     * {@code canonical} as a backend that decodes once more reads it, in canonical escapes, or null when no
+     * {@code %25} stands before two hex digits. What it may decode is already limited by
+     * {@link #refuseBackendDecodings}: letters, digits, space and punctuation other than {@code % . / \ ? # ;}.
+     */
+    private static String decodedAgain(String canonical) {
+        StringBuilder sb = null;
+        for (int i = 0; i < canonical.length(); i++) {
+            int b = canonical.startsWith("%25", i) ? hexPair(canonical, i + 3) : -1;
+            if (b < 0) {
+                if (sb != null) {
+                    sb.append(canonical.charAt(i));
+                }
+                continue;
+            }
+            if (sb == null) {
+                sb = new StringBuilder(canonical.length()).append(canonical, 0, i);
+            }
+            if (b > 0x20 && b < 0x7f) {
+                sb.append((char) b);
+            } else {
+                appendEscape(sb, b);
+            }
+            i += 4;
+        }
+        return sb == null ? null : sb.toString();
     }
 
     /** Where the first escaped {@code ?} or {@code #} ({@code %3F} / {@code %23} in canonical text) stands, or -1. */

@@ -131,19 +131,8 @@ class PathNormalizerDifferentialTest {
      * {@code secret%3F}).
      */
     @Test
-    void aDenyRuleIsNotEvadedByParametersOrAnEscapedQuery() throws PolicyException {
-        PolicyEngine engine = PolicyEngine.compile(PolicyLoader.parse("""
-                rules:
-                  - name: no-secret
-                    action: deny
-                    hosts: [files.example.com]
-                    ports: [80]
-                    paths: ["/public/secret/**"]
-                  - name: public
-                    hosts: [files.example.com]
-                    ports: [80]
-                    paths: ["/public/**"]
-                """, "deny-first.yaml"));
+    void aDenyRuleIsNotEvadedByParametersOrAnEscapedQuery() {
+        PolicyEngine engine = Engines.of(Engines.DENY_FIRST);
         List<String> tails = List.of(";", ";x=1", "%3b", "%3B;a", "%3f", "%3F", "%23", "%3fx", "%23x", ";%3f");
         Random random = new Random(5);
         int reads = 0;

@@ -214,7 +214,14 @@ public final class ClientPipeline implements ClientPhases {
     private void addHttp(ChannelPipeline p, TunnelTarget tunnel) {
         Policy policy = context.policy();
         Limits limits = policy.proxy().limits();
-        HttpDecoderConfig config = new HttpDecoderConfig()
+        p.addLast(GUARD, new HttpFramingGuard(limits, headDeadline(policy.proxy().timeouts().idle())));
+        p.addLast(CODEC, new HttpServerCodec(decoderConfig(limits)));
+        p.addLast(FRONTEND, new FrontendHandler(core, tunnel, this));
+    }
+
+    /** Netty's decoder behind the framing guard, strict (the fuzz target of the guard reads with it too). */
+    public static HttpDecoderConfig decoderConfig(Limits limits) {
+        return new HttpDecoderConfig()
                 .setMaxInitialLineLength(limits.maxInitialLineBytes() + 64)
                 .setMaxHeaderSize(limits.maxHeaderBytes() + 64)
                 .setMaxChunkSize(64 * 1024)
@@ -222,9 +229,6 @@ public final class ClientPipeline implements ClientPhases {
                 .setAllowPartialChunks(true)
                 .setStrictLineParsing(true)
                 .setValidateHeaders(true);
-        p.addLast(GUARD, new HttpFramingGuard(limits, headDeadline(policy.proxy().timeouts().idle())));
-        p.addLast(CODEC, new HttpServerCodec(config));
-        p.addLast(FRONTEND, new FrontendHandler(core, tunnel, this));
     }
 
     static Duration headDeadline(Duration idle) {

@@ -27,8 +27,9 @@ public final class HttpFramingGuard extends ChannelInboundHandlerAdapter {
     private long remaining;
     private long bodyBytes;
     private long chunkSize;
+    private long messagesEnded;
     private int chunkLine;
-    private boolean chunkExt;
+    private ChunkExtensions chunkExt;
     private boolean chunkCr;
     private ScheduledFuture<?> deadline;
 
@@ -130,19 +131,19 @@ public final class HttpFramingGuard extends ChannelInboundHandlerAdapter {
             return new Violation(400, "bad_chunk_size");
         }
         if (chunkCr) {
-            if (b != '\n' || chunkLine == 2) {
+            if (b != '\n' || chunkLine == 2 || (chunkExt != null && !chunkExt.complete())) {
                 return new Violation(400, "bad_chunk_size");
             }
             return chunkSizeDone();
         }
         if (b == '\r') {
             chunkCr = true;
-        } else if (chunkExt) {
-            if ((b < 0x20 && b != '\t') || b == 0x7f) {
+        } else if (chunkExt != null) {
+            if (!chunkExt.accept(b)) {
                 return new Violation(400, "bad_chunk_size");
             }
         } else if (b == ';' && chunkLine > 1) {
-            chunkExt = true;
+            chunkExt = new ChunkExtensions();
         } else {
             int digit = Character.digit(b, 16);
             if (digit < 0 || chunkSize > (Long.MAX_VALUE >> 5)) {
@@ -173,7 +174,7 @@ public final class HttpFramingGuard extends ChannelInboundHandlerAdapter {
     private void resetChunkLine() {
         chunkSize = 0;
         chunkLine = 0;
-        chunkExt = false;
+        chunkExt = null;
         chunkCr = false;
     }
 
@@ -186,6 +187,7 @@ public final class HttpFramingGuard extends ChannelInboundHandlerAdapter {
     }
 
     private Violation endMessage() {
+        messagesEnded++;
         phase = Phase.HEAD;
         head = newHead(false);
         return null;
@@ -193,6 +195,11 @@ public final class HttpFramingGuard extends ChannelInboundHandlerAdapter {
 
     private HeadScanner newHead(boolean trailer) {
         return new HeadScanner(limits.maxInitialLineBytes(), limits.maxHeaderBytes(), trailer);
+    }
+
+    /** How many messages (head, body, trailers) have passed whole: the fuzz target compares it with the decoder's count. */
+    long messagesEnded() {
+        return messagesEnded;
     }
 
     /** A request head has begun and its deadline is armed: the 408 for a stalled head comes from here. */

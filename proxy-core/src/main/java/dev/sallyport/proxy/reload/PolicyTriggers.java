@@ -8,6 +8,7 @@ import java.nio.file.StandardWatchEventKinds;
 import java.nio.file.WatchEvent;
 import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
+import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -17,12 +18,15 @@ import org.slf4j.LoggerFactory;
 /**
  * What makes a {@link PolicyHolder} reload by itself: a watch on the policy file's folder (and on its real
  * folder when the file is a symlink), and SIGHUP. Events are let settle for a moment (editors truncate, then
- * write; some write a temp file, then rename) and the holder reloads only when the content really changed.
+ * write; some write a temp file, then rename), the content must then read the same twice a moment apart, and the
+ * holder reloads only when the content really changed.
  */
 final class PolicyTriggers implements AutoCloseable {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(PolicyTriggers.class);
     static final long SETTLE_MILLIS = 150;
+    /** How many settle periods the file's content may keep changing before this round gives up. */
+    static final int STABLE_ROUNDS = 20;
 
     private final PolicyHolder holder;
     private final WatchService watch;
@@ -83,9 +87,11 @@ final class PolicyTriggers implements AutoCloseable {
                 if (!relevant) {
                     continue;
                 }
-                for (WatchKey more; (more = watch.poll(SETTLE_MILLIS, TimeUnit.MILLISECONDS)) != null; ) {
-                    more.pollEvents();
-                    more.reset();
+                settle();
+                if (!stable()) {
+                    LOGGER.warn("policy watch: {} kept changing for {} ms; not reloaded until it stops (or SIGHUP)",
+                            holder.source(), SETTLE_MILLIS * STABLE_ROUNDS);
+                    continue;
                 }
                 try {
                     holder.reloadIfChanged();
@@ -96,6 +102,45 @@ final class PolicyTriggers implements AutoCloseable {
         } catch (InterruptedException | ClosedWatchServiceException e) {
             // closed
         }
+    }
+
+    /**
+     * Waits until no event about the policy file has come for {@link #SETTLE_MILLIS}. Other files' events (an audit
+     * log beside it writes all the time) do not extend the wait: under load they came faster than the settle
+     * period, and the change waited until the load stopped.
+     */
+    private void settle() throws InterruptedException {
+        long quietUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SETTLE_MILLIS);
+        for (long left; (left = quietUntil - System.nanoTime()) > 0; ) {
+            WatchKey more = watch.poll(left, TimeUnit.NANOSECONDS);
+            if (more == null) {
+                return;
+            }
+            if (relevant(more)) {
+                quietUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SETTLE_MILLIS);
+            }
+            more.reset();
+        }
+    }
+
+    /**
+     * True once two reads of the file a settle period apart hold the same content. Quiet events alone do not
+     * show that a writer is done: the audit log beside the file wakes the watch too, and a writer rewriting the
+     * file in place (truncate, then write) can pause between the two, which read as an empty or a shorter policy
+     * (SnapshotReloadTest and SecretsReloadTest saw policies with fewer rules). A change after this is a new
+     * change: its own events bring another round.
+     */
+    private boolean stable() throws InterruptedException {
+        byte[] before = ContentHash.of(holder.source());
+        for (int round = 0; round < STABLE_ROUNDS; round++) {
+            TimeUnit.MILLISECONDS.sleep(SETTLE_MILLIS);
+            byte[] now = ContentHash.of(holder.source());
+            if (Arrays.equals(before, now)) {
+                return true;
+            }
+            before = now;
+        }
+        return false;
     }
 
     private boolean relevant(WatchKey key) {
