@@ -30,7 +30,7 @@ class AuditJsonFuzzTest {
         Map<String, Object> expected = new LinkedHashMap<>();
         int fields = data.consumeInt(0, 12);
         for (int i = 0; i < fields; i++) {
-            String name = "f" + i + data.consumeString(16);
+            String name = "f" + i + "_" + data.consumeString(16);     // distinct names, as the writer is given
             switch (data.consumeInt(0, 3)) {
                 case 0 -> {
                     String v = data.consumeBoolean() ? null : data.consumeString(10_000);

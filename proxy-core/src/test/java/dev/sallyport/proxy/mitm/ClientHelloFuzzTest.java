@@ -62,9 +62,10 @@ class ClientHelloFuzzTest {
         // a refusal given at once leaves the hello in the decoder, which asks again: about the same name
         assertThat(asked).as("every question about one name").allSatisfy(a -> assertThat(a).isEqualTo(sni));
         String parsed = Hello.firstHostName(hello);
-        if (sni != null && !Hello.AMBIGUOUS.equals(parsed)) {
-            assertThat(parsed).as("the peek's name is in the hello").isNotNull();
-            assertThat(sni).isEqualToIgnoringCase(parsed);
+        // a hello the strict reading cannot read (lengths that disagree) is the TLS stack's to refuse, whatever name
+        // the peek took from it; one it can read must give the peek the same name
+        if (sni != null && parsed != null && !Hello.AMBIGUOUS.equals(parsed)) {
+            assertThat(sni).as("the peek's name is the hello's").isEqualToIgnoringCase(parsed);
         }
         if (accepted.getFirst()) {
             assertThat(sni == null ? null : sni.toLowerCase(Locale.ROOT).replaceAll("\\.$", ""))
