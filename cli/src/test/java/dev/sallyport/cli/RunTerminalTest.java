@@ -74,12 +74,13 @@ class RunTerminalTest {
             sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
             """;
 
-    /** Inside the sandbox: prints the window size at start and on every SIGWINCH, tries TIOCSTI, ends on a line. */
+    /** Inside the sandbox: writes the window size at start and on every SIGWINCH, tries TIOCSTI, ends on a line. */
     static final String COMMAND = """
             import errno, fcntl, os, signal, sys, termios
             def show(*_):
+                # os.write, not print: a SIGWINCH arriving inside a print would make a handler's print reentrant
                 size = os.get_terminal_size(1)
-                print(f'size {size.lines}x{size.columns}', flush=True)
+                os.write(1, f'size {size.lines}x{size.columns}\\n'.encode())
             signal.signal(signal.SIGWINCH, show)
             try:
                 fcntl.ioctl(0, termios.TIOCSTI, b'!')

@@ -102,44 +102,40 @@ public final class AuditChain {
         return unsigned;
     }
 
-    /** Appends the record's line (one JSON object and its line feed) to batch with its seq and hash. */
-    void link(String line, Batch batch) {
-        append(line, batch);
+    /** Ends the record's line, written into batch from {@link JsonLine#start}, with its seq, hash and line feed. */
+    void link(JsonLine line, Batch batch) {
+        end(line, batch);
         batch.counted();
         unsigned++;
     }
 
-    private void append(String line, Batch batch) {
-        byte[] body = line.getBytes(StandardCharsets.US_ASCII);
-        int start = batch.size();
-        batch.write(body, 0, body.length - 2);   // without "}\n"
-        batch.writeBytes(SEQ_OPEN);
-        batch.writeDecimal(seq);
+    private void end(JsonLine line, Batch batch) {
+        batch.put(SEQ_OPEN);
+        batch.putDecimal(seq);
         sha.update(head);
-        batch.digest(sha, start);
+        batch.digest(sha, line.start());
         try {
             sha.digest(head, 0, head.length);
         } catch (DigestException e) {
             throw new IllegalStateException("SHA-256 digest: " + e.getMessage(), e);
         }
-        batch.writeBytes(HASH_OPEN);
-        batch.write(hashText, 0, HASH_TEXT.encode(head, hashText));
-        batch.writeBytes(CLOSE);
+        batch.put(HASH_OPEN);
+        batch.put(hashText, 0, HASH_TEXT.encode(head, hashText));
+        batch.put(CLOSE);
         seq++;
     }
 
     /** Appends a checkpoint signed with key; at is {@code interval} or {@code close}. */
     void checkpoint(Instant ts, String at, AuditKey key, Batch batch) {
         byte[] signature = key.sign(signedBytes(head, seq, at));
-        String line = new JsonLine()
+        JsonLine line = new JsonLine(batch)
                 .field("ts", AuditRecords.timestamp(ts))
                 .field("event", CHECKPOINT)
                 .field("at", at)
                 .field("records", unsigned)
                 .field("key", Base64.getEncoder().encodeToString(key.publicKey().getEncoded()))
-                .field("sig", Base64.getEncoder().encodeToString(signature))
-                .end();
-        append(line, batch);
+                .field("sig", Base64.getEncoder().encodeToString(signature));
+        end(line, batch);
         unsigned = 0;
     }
 

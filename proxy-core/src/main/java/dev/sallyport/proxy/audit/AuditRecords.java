@@ -27,20 +27,27 @@ final class AuditRecords {
 
     /** The line (ending in a line feed) for this event, or empty when the event is not an audit record. */
     static Optional<String> encode(ProxyEvent event, Instant fallbackTs) {
+        return write(event, fallbackTs, new Batch(512)).map(JsonLine::end);
+    }
+
+    /**
+     * Writes the event's record into out, its closing brace and line feed left to the caller (the chain ends the
+     * line, {@link AuditChain#link}); empty, with nothing written, when the event is not an audit record.
+     */
+    static Optional<JsonLine> write(ProxyEvent event, Instant fallbackTs, Batch out) {
         Instant ts = event.ts() == null ? fallbackTs : event.ts();
         return switch (event) {
-            case ProxyEvent.Decided d -> Optional.of(record(ts, nonBlank(d.event(), "decision"), d.fields()));
-            case ProxyEvent.ExchangeCompleted e -> Optional.of(record(ts, "request", e.fields()));
-            case ProxyEvent.VersionRefused v -> Optional.of(record(ts, "registry", v.fields()));
-            case ProxyEvent.TunnelEnded t -> Optional.of(record(ts, nonBlank(t.event(), "tunnel_end"), t.fields()));
-            case ProxyEvent.Reloaded r -> Optional.of(new JsonLine()
+            case ProxyEvent.Decided d -> Optional.of(record(out, ts, nonBlank(d.event(), "decision"), d.fields()));
+            case ProxyEvent.ExchangeCompleted e -> Optional.of(record(out, ts, "request", e.fields()));
+            case ProxyEvent.VersionRefused v -> Optional.of(record(out, ts, "registry", v.fields()));
+            case ProxyEvent.TunnelEnded t -> Optional.of(record(out, ts, nonBlank(t.event(), "tunnel_end"), t.fields()));
+            case ProxyEvent.Reloaded r -> Optional.of(new JsonLine(out)
                     .field("ts", timestamp(ts))
                     .field("event", "reload")
                     .field("result", r.result())
                     .field("source", r.source())
-                    .field("errors", r.errors())
-                    .end());
-            case ProxyEvent.DnsAnswered d -> Optional.of(new JsonLine()
+                    .field("errors", r.errors()));
+            case ProxyEvent.DnsAnswered d -> Optional.of(new JsonLine(out)
                     .field("ts", timestamp(ts))
                     .field("event", "dns")
                     .field("client", d.client())
@@ -50,8 +57,7 @@ final class AuditRecords {
                     .field("decision", d.decision())
                     .field("rule", d.rule())
                     .field("reason", d.reason())
-                    .field("suppressed", d.suppressed())
-                    .end());
+                    .field("suppressed", d.suppressed()));
             case ProxyEvent.ConnectionOpened ignored -> Optional.empty();
             case ProxyEvent.ConnectionClosed ignored -> Optional.empty();
             case ProxyEvent.TunnelOpened ignored -> Optional.empty();
@@ -110,10 +116,10 @@ final class AuditRecords {
         return path.substring(0, cut);
     }
 
-    private static String record(Instant ts, String event, AuditFields f) {
-        JsonLine line = new JsonLine().field("ts", timestamp(ts)).field("event", event);
+    private static JsonLine record(Batch out, Instant ts, String event, AuditFields f) {
+        JsonLine line = new JsonLine(out).field("ts", timestamp(ts)).field("event", event);
         if (f == null) {
-            return line.end();
+            return line;
         }
         return line.field("id", f.id())
                 .field("client", f.client())
@@ -139,8 +145,7 @@ final class AuditRecords {
                 .field("placeholders_forwarded", f.placeholdersForwarded())
                 .field("ecosystem", f.ecosystem())
                 .field("package", f.packageName())
-                .field("version", f.version())
-                .end();
+                .field("version", f.version());
     }
 
     private static String nonBlank(String s, String fallback) {

@@ -181,10 +181,12 @@ final class AuditWriter implements Runnable {
     }
 
     private void append(ProxyEvent event) {
+        int start = batch.size();
         try {
-            Optional<String> line = AuditRecords.encode(event, clock.instant());
+            Optional<JsonLine> line = AuditRecords.write(event, event.ts() == null ? clock.instant() : event.ts(), batch);
             line.ifPresent(l -> chain.link(l, batch));
         } catch (RuntimeException e) {
+            batch.position(start);   // nothing of the record stays
             health.lose(1, "a record could not be encoded (" + AuditLog.describe(e) + ")");
         }
         if (System.nanoTime() - checkpointedAt >= CHECKPOINT_NANOS && chain.unsigned() > 0) {

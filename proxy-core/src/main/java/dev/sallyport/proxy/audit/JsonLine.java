@@ -1,25 +1,48 @@
 package dev.sallyport.proxy.audit;
 
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Builds one JSON object on one line. Output is pure ASCII: every character outside printable ASCII is
- * written as {@code \}{@code uXXXX}, so no value (a path with a newline, U+2028, a lone surrogate) can
- * break the one-record-per-line structure or confuse a reader that splits on line terminators.
- * Lone surrogates become U+FFFD; valid pairs are kept as two escapes.
+ * Builds one JSON object on one line, as ASCII bytes straight into a {@link Batch}: the writer's batch (the
+ * chain then ends the line, {@link AuditChain#link}) or a buffer of its own ({@link #end} gives the text). Output is
+ * pure ASCII: every character outside printable ASCII is written as {@code \}{@code uXXXX}, so no value (a path
+ * with a newline, U+2028, a lone surrogate) can break the one-record-per-line structure or confuse a reader that
+ * splits on line terminators. Lone surrogates become U+FFFD; valid pairs are kept as two escapes.
  */
 final class JsonLine {
 
     /** Longest string value written; longer values are cut (a path is bounded by the header limit anyway). */
     static final int MAX_VALUE_CHARS = 8192;
 
-    private static final char[] HEX = "0123456789abcdef".toCharArray();
+    private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] NULL = "null".getBytes(StandardCharsets.US_ASCII);
+    /** The encoded {@code "name":} of field names seen: the record's names are a few dozen constants. */
+    private static final Map<String, byte[]> KEYS = new ConcurrentHashMap<>();
+    private static final int MAX_KEYS = 256;
 
-    private final StringBuilder out = new StringBuilder(512);   // an exchange record is about 450 characters
+    private final Batch out;
+    private final int start;
     private boolean first = true;
 
+    /** A line of its own, read with {@link #end}. */
     JsonLine() {
-        out.append('{');
+        this(new Batch(512));   // an exchange record is about 450 characters
+    }
+
+    /** A line appended to out, from its current end. */
+    JsonLine(Batch out) {
+        this.out = out;
+        this.start = out.size();
+        out.put((byte) '{');
+    }
+
+    /** Where the line begins in its batch. */
+    int start() {
+        return start;
     }
 
     /** Adds {@code "name":"value"}; does nothing when value is null. */
@@ -35,7 +58,7 @@ final class JsonLine {
     JsonLine field(String name, Number value) {
         if (value != null) {
             key(name);
-            out.append(value.longValue());
+            out.putDecimal(value.longValue());
         }
         return this;
     }
@@ -44,59 +67,83 @@ final class JsonLine {
     JsonLine field(String name, List<String> values) {
         if (values != null) {
             key(name);
-            out.append('[');
+            out.put((byte) '[');
             for (int i = 0; i < values.size(); i++) {
                 if (i > 0) {
-                    out.append(',');
+                    out.put((byte) ',');
                 }
                 String v = values.get(i);
                 if (v == null) {
-                    out.append("null");
+                    out.put(NULL);
                 } else {
                     string(v);
                 }
             }
-            out.append(']');
+            out.put((byte) ']');
         }
         return this;
     }
 
-    /** Closes the object and appends the line feed. */
+    /** Closes the object, appends the line feed and gives the line's text. */
     String end() {
-        out.append("}\n");
-        return out.toString();
+        out.put((byte) '}');
+        out.put((byte) '\n');
+        return new String(out.array(), start, out.size() - start, StandardCharsets.US_ASCII);
     }
 
     private void key(String name) {
         if (!first) {
-            out.append(',');
+            out.put((byte) ',');
         }
         first = false;
-        string(name);
-        out.append(':');
+        byte[] encoded = KEYS.get(name);
+        if (encoded == null) {
+            JsonLine alone = new JsonLine();
+            alone.string(name);
+            alone.out.put((byte) ':');
+            encoded = Arrays.copyOfRange(alone.out.array(), 1, alone.out.size());
+            if (KEYS.size() < MAX_KEYS) {   // names come from code; a bound all the same
+                KEYS.putIfAbsent(name, encoded);
+            }
+        }
+        out.put(encoded);
     }
 
     private void string(String s) {
-        out.append('"');
         int n = Math.min(s.length(), MAX_VALUE_CHARS);
-        int plain = 0;
-        while (plain < n && isPlain(s.charAt(plain))) {
-            plain++;
+        out.ensure(n + 2);
+        byte[] b = out.array();
+        int p = out.size();
+        b[p++] = '"';
+        int i = 0;
+        for (; i < n; i++) {   // the common case: nothing to escape, one pass
+            char c = s.charAt(i);
+            if (!isPlain(c)) {
+                break;
+            }
+            b[p++] = (byte) c;
         }
-        out.append(s, 0, plain);   // the common case: nothing to escape
-        for (int i = plain; i < n; i++) {
+        out.position(p);
+        if (i < n) {
+            escaped(s, i, n);
+        }
+        out.put((byte) '"');
+    }
+
+    private void escaped(String s, int from, int n) {
+        for (int i = from; i < n; i++) {
             char c = s.charAt(i);
             switch (c) {
-                case '"' -> out.append("\\\"");
-                case '\\' -> out.append("\\\\");
-                case '\n' -> out.append("\\n");
-                case '\r' -> out.append("\\r");
-                case '\t' -> out.append("\\t");
-                case '\b' -> out.append("\\b");
-                case '\f' -> out.append("\\f");
+                case '"' -> escape('"');
+                case '\\' -> escape('\\');
+                case '\n' -> escape('n');
+                case '\r' -> escape('r');
+                case '\t' -> escape('t');
+                case '\b' -> escape('b');
+                case '\f' -> escape('f');
                 default -> {
                     if (c >= 0x20 && c < 0x7f) {
-                        out.append(c);
+                        out.put((byte) c);
                     } else if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(s.charAt(i + 1))) {
                         unicode(c);
                         unicode(s.charAt(++i));
@@ -108,18 +155,24 @@ final class JsonLine {
                 }
             }
         }
-        out.append('"');
     }
 
     private static boolean isPlain(char c) {
         return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
     }
 
+    private void escape(char c) {
+        out.put((byte) '\\');
+        out.put((byte) c);
+    }
+
     private void unicode(char c) {
-        out.append("\\u")
-                .append(HEX[(c >> 12) & 0xf])
-                .append(HEX[(c >> 8) & 0xf])
-                .append(HEX[(c >> 4) & 0xf])
-                .append(HEX[c & 0xf]);
+        out.ensure(6);
+        out.put((byte) '\\');
+        out.put((byte) 'u');
+        out.put(HEX[(c >> 12) & 0xf]);
+        out.put(HEX[(c >> 8) & 0xf]);
+        out.put(HEX[(c >> 4) & 0xf]);
+        out.put(HEX[c & 0xf]);
     }
 }

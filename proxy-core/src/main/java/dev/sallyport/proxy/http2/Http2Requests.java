@@ -3,6 +3,7 @@ package dev.sallyport.proxy.http2;
 import dev.sallyport.proxy.exchange.Authority;
 import dev.sallyport.proxy.exchange.ExchangeRequest;
 import dev.sallyport.proxy.inject.UpstreamLeg;
+import dev.sallyport.proxy.internal.Http2Fields;
 import dev.sallyport.proxy.internal.TunnelTarget;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -32,9 +33,6 @@ final class Http2Requests {
     record Refuse(int status, String reason, Authority target) implements Parsed {}
 
     /** Fields HTTP/2 forbids in requests (RFC 9113 8.2.2); {@code te} is allowed with the value {@code trailers}. */
-    static final Set<String> CONNECTION_SPECIFIC = Set.of("connection", "keep-alive", "proxy-connection",
-            "transfer-encoding", "upgrade");
-
     private static final Set<String> REQUEST_PSEUDO = Set.of(":method", ":scheme", ":authority", ":path");
 
     private Http2Requests() {}
@@ -79,7 +77,7 @@ final class Http2Requests {
         for (Map.Entry<CharSequence, CharSequence> e : fields) {
             String name = e.getKey().toString();
             String value = e.getValue().toString();
-            if (CONNECTION_SPECIFIC.contains(name) || (name.equals("te") && !value.equals("trailers"))) {
+            if (Http2Fields.CONNECTION_SPECIFIC.contains(name) || (name.equals("te") && !value.equals("trailers"))) {
                 return new Refuse(400, "connection_specific_header", tunnelTarget);
             }
             if (!isToken(name) || !name.equals(name.toLowerCase(java.util.Locale.ROOT))) {

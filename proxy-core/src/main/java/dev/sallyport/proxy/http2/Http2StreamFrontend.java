@@ -8,6 +8,7 @@ import dev.sallyport.proxy.exchange.ExchangeCore;
 import dev.sallyport.proxy.exchange.ExchangeRequest;
 import dev.sallyport.proxy.http.Responses;
 import dev.sallyport.proxy.internal.AuditRecord;
+import dev.sallyport.proxy.internal.Http2Fields;
 import dev.sallyport.proxy.internal.TunnelTarget;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -24,7 +25,6 @@ import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
-import io.netty.handler.codec.http2.DefaultHttp2Headers;
 import io.netty.handler.codec.http2.DefaultHttp2HeadersFrame;
 import io.netty.handler.codec.http2.DefaultHttp2ResetFrame;
 import io.netty.handler.codec.http2.Http2DataFrame;
@@ -33,7 +33,6 @@ import io.netty.handler.codec.http2.Http2Exception;
 import io.netty.handler.codec.http2.Http2Headers;
 import io.netty.handler.codec.http2.Http2HeadersFrame;
 import io.netty.handler.codec.http2.Http2StreamChannel;
-import io.netty.util.AsciiString;
 import io.netty.util.ReferenceCountUtil;
 import java.util.List;
 import java.util.Locale;
@@ -163,7 +162,7 @@ final class Http2StreamFrontend extends ChannelInboundHandlerAdapter implements 
         LastHttpContent last = new DefaultLastHttpContent();
         for (Map.Entry<CharSequence, CharSequence> e : frame.headers()) {
             String name = e.getKey().toString();
-            if (name.startsWith(":") || Http2Requests.CONNECTION_SPECIFIC.contains(name)) {
+            if (name.startsWith(":") || Http2Fields.CONNECTION_SPECIFIC.contains(name)) {
                 violation(400, "malformed_trailers");
                 return;
             }
@@ -206,7 +205,7 @@ final class Http2StreamFrontend extends ChannelInboundHandlerAdapter implements 
         ChannelFuture last = null;
         boolean ended = false;
         if (part instanceof HttpResponse head) {
-            Http2Headers h2 = fields(head.headers());
+            Http2Headers h2 = Http2Fields.fromHttp1(head.headers());
             h2.status(head.status().codeAsText());
             boolean interim = head.status().code() < 200;
             ended = !interim && part instanceof LastHttpContent body && !body.content().isReadable()
@@ -238,7 +237,7 @@ final class Http2StreamFrontend extends ChannelInboundHandlerAdapter implements 
                 if (!empty) {
                     ctx.write(new DefaultHttp2DataFrame(content.content().retain(), false));
                 }
-                last = ctx.write(new DefaultHttp2HeadersFrame(fields(trailers), true));
+                last = ctx.write(new DefaultHttp2HeadersFrame(Http2Fields.fromHttp1(trailers), true));
             } else if (!(part instanceof HttpResponse) || !empty) {
                 last = ctx.write(new DefaultHttp2DataFrame(content.content().retain(), end));
             }
@@ -257,18 +256,6 @@ final class Http2StreamFrontend extends ChannelInboundHandlerAdapter implements 
         pendingHead = null;
         pendingWrite = null;
         return ctx.write(new DefaultHttp2HeadersFrame(head, end), promise);
-    }
-
-    /** HTTP/1.1 fields as HTTP/2 ones: lower-case names, the connection-specific ones left out. */
-    private static Http2Headers fields(HttpHeaders headers) {
-        Http2Headers h2 = new DefaultHttp2Headers();
-        for (Map.Entry<String, String> e : headers) {
-            String name = e.getKey().toLowerCase(Locale.ROOT);
-            if (!Http2Requests.CONNECTION_SPECIFIC.contains(name) && !name.equals("te")) {
-                h2.add(AsciiString.of(name), e.getValue());
-            }
-        }
-        return h2;
     }
 
     @Override

@@ -4,6 +4,8 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.lang.reflect.Proxy;
+import java.util.ArrayList;
+import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -11,23 +13,45 @@ import org.slf4j.LoggerFactory;
  * SIGHUP as a reload trigger, where the JVM lets us handle it (not with {@code -Xrs}, not on every OS). The JDK's
  * only handler API is {@code sun.misc.Signal} (module {@code jdk.unsupported}); it is reached by name so the build,
  * which treats every compiler warning as an error, has no reference to it. The reload runs on its own thread,
- * never on the signal dispatcher. Closing restores the previous handler.
+ * never on the signal dispatcher.
+ *
+ * <p>A process has one handler: it is installed with the first registration and runs every open one's reload, and
+ * the one before it is put back when the last closes. So proxies in one JVM (tests, embedders) may close in any
+ * order without one's close taking the signal from another that is still open.
  */
 final class Sighup implements AutoCloseable {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(Sighup.class);
 
-    private final Object signal;
-    private final Object previous;
-    private final MethodHandle handle;
+    /** Guards the fields below. */
+    private static final Object LOCK = new Object();
+    private static final List<Sighup> OPEN = new ArrayList<>();
+    private static Signals signals;     // while OPEN is not empty
+    private static Object previous;     // the handler before ours, while installed
 
-    private Sighup(Object signal, Object previous, MethodHandle handle) {
-        this.signal = signal;
-        this.previous = previous;
-        this.handle = handle;
+    /** The reflective handles of {@code sun.misc.Signal} for HUP. */
+    private record Signals(Object hup, MethodHandle handle) {}
+
+    private final Runnable reload;
+    private final boolean installed;
+
+    private Sighup(Runnable reload, boolean installed) {
+        this.reload = reload;
+        this.installed = installed;
     }
 
     static Sighup install(Runnable reload) {
+        synchronized (LOCK) {
+            if (OPEN.isEmpty() && !installHandler()) {
+                return new Sighup(reload, false);
+            }
+            Sighup s = new Sighup(reload, true);
+            OPEN.add(s);
+            return s;
+        }
+    }
+
+    private static boolean installHandler() {
         try {
             Class<?> signalClass = Class.forName("sun.misc.Signal");
             Class<?> handlerClass = Class.forName("sun.misc.SignalHandler");
@@ -39,7 +63,7 @@ final class Sighup implements AutoCloseable {
             Object handler = Proxy.newProxyInstance(Sighup.class.getClassLoader(), new Class<?>[] {handlerClass},
                     (proxy, method, args) -> {
                         if (method.getName().equals("handle")) {
-                            Thread.ofPlatform().name("sallyport-sighup-reload").daemon().start(reload);
+                            reloadAll();
                             return null;
                         }
                         return switch (method.getName()) {
@@ -48,26 +72,48 @@ final class Sighup implements AutoCloseable {
                             default -> "Sighup.handler";
                         };
                     });
-            Object previous = handle.invoke(hup, handler);
-            return new Sighup(hup, previous, handle);
+            previous = handle.invoke(hup, handler);
+            signals = new Signals(hup, handle);
+            return true;
         } catch (Throwable e) {
             LOGGER.debug("SIGHUP reload unavailable here ({}); use POST /reload or edit the file", e.toString());
-            return new Sighup(null, null, null);
+            return false;
         }
     }
 
+    private static void reloadAll() {
+        List<Sighup> open;
+        synchronized (LOCK) {
+            open = List.copyOf(OPEN);
+        }
+        Thread.ofPlatform().name("sallyport-sighup-reload").daemon().start(() -> {
+            for (Sighup s : open) {
+                try {
+                    s.reload.run();
+                } catch (RuntimeException e) {
+                    LOGGER.warn("SIGHUP reload failed: error={}", e.toString());
+                }
+            }
+        });
+    }
+
     boolean installed() {
-        return signal != null;
+        return installed;
     }
 
     @Override
     public void close() {
-        if (signal != null) {
+        synchronized (LOCK) {
+            if (!OPEN.remove(this) || !OPEN.isEmpty()) {
+                return;
+            }
             try {
-                Object _ = handle.invoke(signal, previous);
+                Object _ = signals.handle().invoke(signals.hup(), previous);
             } catch (Throwable e) {
                 LOGGER.debug("SIGHUP: could not restore the previous handler", e);
             }
+            signals = null;
+            previous = null;
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.sallyport.proxy.upstream;
 
+import dev.sallyport.proxy.internal.Http2Fields;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
@@ -34,7 +35,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * The HTTP objects of one exchange as the frames of one HTTP/2 stream toward the upstream, so that the core writes
@@ -49,9 +49,6 @@ import java.util.Set;
 final class Http2StreamCodec extends ChannelDuplexHandler {
 
     /** Fields of HTTP/1.1 that HTTP/2 forbids (RFC 9113, section 8.2.2); {@code host} becomes {@code :authority}. */
-    static final Set<String> CONNECTION_SPECIFIC = Set.of("connection", "keep-alive", "proxy-connection",
-            "transfer-encoding", "upgrade", "host");
-
     private HttpMethod inFlight;
     private boolean finalHead;
     /** The request's HEADERS frame ended the stream (it declared no body): its empty last part writes nothing. */
@@ -98,7 +95,7 @@ final class Http2StreamCodec extends ChannelDuplexHandler {
             }
             for (Map.Entry<String, String> e : request.headers()) {
                 String name = e.getKey().toLowerCase(Locale.ROOT);
-                if (CONNECTION_SPECIFIC.contains(name)) {
+                if (Http2Fields.CONNECTION_SPECIFIC.contains(name) || name.equals("host")) {
                     continue;
                 }
                 if (name.equals("te")) {
@@ -119,7 +116,7 @@ final class Http2StreamCodec extends ChannelDuplexHandler {
                 if (content.content().isReadable()) {
                     out.add(new DefaultHttp2DataFrame(content.content().retain(), false));
                 }
-                out.add(new DefaultHttp2HeadersFrame(trailers(last.trailingHeaders()), true));
+                out.add(new DefaultHttp2HeadersFrame(Http2Fields.fromHttp1(last.trailingHeaders()), true));
             } else {
                 out.add(new DefaultHttp2DataFrame(content.content().retain(), content instanceof LastHttpContent));
             }
@@ -154,17 +151,6 @@ final class Http2StreamCodec extends ChannelDuplexHandler {
             ctx.channel().attr(UpstreamInitializer.STREAM_RESET).set(reset.errorCode());
         }
         ctx.fireUserEventTriggered(evt);
-    }
-
-    private static Http2Headers trailers(HttpHeaders fields) {
-        Http2Headers h2 = new DefaultHttp2Headers();
-        for (Map.Entry<String, String> e : fields) {
-            String name = e.getKey().toLowerCase(Locale.ROOT);
-            if (!CONNECTION_SPECIFIC.contains(name) && !name.equals("te")) {
-                h2.add(AsciiString.of(name), e.getValue());
-            }
-        }
-        return h2;
     }
 
     private void decode(Http2StreamFrame frame, List<Object> out) {

@@ -69,7 +69,7 @@ public final class UpstreamConnector implements Dialer {
         Promise<UpstreamLease> promise = loop.newPromise();
         // a server that refused http/1.1 in ALPN gets an HTTP/1.1 client's exchanges as HTTP/2 streams
         Destination dest = asked.mayFallBackToH2() && h2.onlyH2(asked) ? asked.withH2() : asked;
-        String hop = "client " + client + " => " + dest.text() + ": ";
+        Hop hop = new Hop(client, dest);
         if (dest.h2() && streamOnPooled(dest, engine, loop, hop, promise)) {
             return promise;
         }
@@ -81,7 +81,7 @@ public final class UpstreamConnector implements Dialer {
         return promise;
     }
 
-    private void lookupAndDial(Destination dest, PolicyEngine engine, EventLoop loop, String hop,
+    private void lookupAndDial(Destination dest, PolicyEngine engine, EventLoop loop, Hop hop,
                                Promise<UpstreamLease> promise) {
         if (parent != null && parent.carries(dest)) {
             throughParent(dest, engine, loop, hop, promise);
@@ -97,7 +97,7 @@ public final class UpstreamConnector implements Dialer {
 
     private static final Lookup DESTINATION = new Lookup("", "dns_timeout", "dns_failed");
 
-    private void resolve(String host, Lookup lookup, EventLoop loop, String hop, Promise<UpstreamLease> promise,
+    private void resolve(String host, Lookup lookup, EventLoop loop, Hop hop, Promise<UpstreamLease> promise,
                          Consumer<List<InetAddress>> then) {
         Optional<IpAddress> literal = IpAddress.parseStrict(host);
         if (literal.isPresent()) {
@@ -128,7 +128,7 @@ public final class UpstreamConnector implements Dialer {
      * {@code network.deny} (a corporate proxy is usually on a private network), as the parent only: the same
      * address as a destination is checked like any other.
      */
-    private void throughParent(Destination dest, PolicyEngine engine, EventLoop loop, String hop,
+    private void throughParent(Destination dest, PolicyEngine engine, EventLoop loop, Hop hop,
                                Promise<UpstreamLease> promise) {
         Optional<IpAddress> literal = IpAddress.parseStrict(dest.host());
         if (literal.isPresent() && denied(dest, engine, literal.get(), hop, promise)) {
@@ -150,7 +150,7 @@ public final class UpstreamConnector implements Dialer {
     }
 
     /** Fails {@code promise} and returns true when {@code network.deny} refuses {@code ip} for {@code dest}. */
-    private static boolean denied(Destination dest, PolicyEngine engine, IpAddress ip, String hop,
+    private static boolean denied(Destination dest, PolicyEngine engine, IpAddress ip, Hop hop,
                                   Promise<UpstreamLease> promise) {
         Decision decision = engine.onDial(dest.host(), dest.port(), ip);
         if (decision.permitsTraffic()) {
@@ -178,7 +178,7 @@ public final class UpstreamConnector implements Dialer {
      * Completes {@code promise} with a stream of a pooled HTTP/2 connection, or of the one being dialed for the
      * destination (which then serves every exchange that waited for it, as far as the server allows streams).
      */
-    private boolean streamOnPooled(Destination dest, PolicyEngine engine, EventLoop loop, String hop,
+    private boolean streamOnPooled(Destination dest, PolicyEngine engine, EventLoop loop, Hop hop,
                                    Promise<UpstreamLease> promise) {
         Http2Upstreams.Key key = Http2Upstreams.key(loop, dest);
         Http2Upstreams.Parent pooled = h2.pooled(key, address -> stillAllowed(dest, engine, address));
@@ -203,7 +203,7 @@ public final class UpstreamConnector implements Dialer {
         return true;
     }
 
-    private void openStream(Http2Upstreams.Parent parent, Destination dest, String hop, boolean reused,
+    private void openStream(Http2Upstreams.Parent parent, Destination dest, Hop hop, boolean reused,
                             Promise<UpstreamLease> promise) {
         Http2Upstreams.openStream(parent, context.policy().proxy().timeouts()).addListener(f -> {
             Http2StreamChannel stream = f.isSuccess() ? (Http2StreamChannel) f.getNow() : null;
@@ -256,7 +256,7 @@ public final class UpstreamConnector implements Dialer {
         h2.closeAll();
     }
 
-    private void dial(Destination dest, PolicyEngine engine, List<InetAddress> addresses, EventLoop loop, String hop,
+    private void dial(Destination dest, PolicyEngine engine, List<InetAddress> addresses, EventLoop loop, Hop hop,
                       Promise<UpstreamLease> promise) {
         for (InetAddress address : addresses) {
             if (denied(dest, engine, IpAddress.of(address), hop, promise)) {
@@ -279,7 +279,7 @@ public final class UpstreamConnector implements Dialer {
      * (whose {@code CONNECT} then opens the tunnel to the destination), then TLS and ALPN as the destination asks.
      * {@code again} dials the destination anew over HTTP/2, for a server that refused http/1.1.
      */
-    private void open(Destination dest, IpAddress chosen, int port, boolean viaParent, EventLoop loop, String hop,
+    private void open(Destination dest, IpAddress chosen, int port, boolean viaParent, EventLoop loop, Hop hop,
                       Promise<UpstreamLease> promise, Consumer<Destination> again) {
         String ipText = chosen.toString();
         Timeouts timeouts = context.policy().proxy().timeouts();
@@ -347,7 +347,7 @@ public final class UpstreamConnector implements Dialer {
     }
 
     /** The TCP connection reaches the destination (directly, or through the parent's tunnel): TLS, ALPN, lease. */
-    private void tunnelled(Destination dest, Channel ch, IpAddress chosen, long started, String hop,
+    private void tunnelled(Destination dest, Channel ch, IpAddress chosen, long started, Hop hop,
                            Promise<Http2Upstreams.Parent> parentReady, Promise<UpstreamLease> promise,
                            Consumer<Destination> again) {
         SslHandler ssl = ch.pipeline().get(SslHandler.class);
@@ -412,5 +412,13 @@ public final class UpstreamConnector implements Dialer {
         }
         String message = root.getMessage();
         return message == null ? root.getClass().getSimpleName() : message.lines().findFirst().orElse("");
+    }
+
+    /** The hop as errors name it ({@code client 10.0.0.5:51234 => host:443: }), made text only when one is. */
+    private record Hop(String client, Destination dest) {
+        @Override
+        public String toString() {
+            return "client " + client + " => " + dest.text() + ": ";
+        }
     }
 }

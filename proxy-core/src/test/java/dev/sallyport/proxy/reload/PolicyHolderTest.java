@@ -268,6 +268,25 @@ class PolicyHolderTest {
         assertThat(reloads.getFirst().result()).isEqualTo("success");
     }
 
+    @Test
+    void sighupStillReloadsAnOpenProxyAfterOneStartedBeforeItCloses() throws Exception {
+        Path file = policy(allowing("a.example"));
+        PolicyHolder first = holder(file, e -> {});
+        first.watchFileAndSighup();
+        Prerequisites.require("SIGHUP", first.sighupInstalled(), "a JVM that lets the proxy handle SIGHUP");
+        holder(file, e -> {});   // the second, closed after the test
+        holder.watchFileAndSighup();
+        first.close();   // the first to open closes first: the second must keep the signal
+        reloads.clear();
+
+        Process kill = new ProcessBuilder("kill", "-HUP", Long.toString(ProcessHandle.current().pid()))
+                .redirectErrorStream(true).start();
+        assertThat(kill.waitFor(10, TimeUnit.SECONDS)).isTrue();
+
+        await(() -> reloads.size() == 1);
+        assertThat(reloads.getFirst().result()).isEqualTo("success");
+    }
+
     private static void await(BooleanSupplier condition) {
         Await.until("the reload was reported", Duration.ofSeconds(20), condition);
     }
