@@ -8,9 +8,10 @@ import java.util.Optional;
 /**
  * Transparent capture in the process sandbox's own network namespace: the synthetic prefix of the proxy's DNS
  * stub put on the loopback (so a connect to it is routed), and nftables rules that redirect every TCP connection to
- * it, and to port 53 of the loopback (DNS over TCP: the sandbox's {@code resolv.conf} says {@code use-vc}), to the
- * sandbox's one listener, where the host's {@link ProxyRelay} reads the original destination. UDP, ICMP and every
- * other address stay where they were: nowhere (the namespace has only its loopback).
+ * it, and to port 53 of the loopback (DNS over TCP), to the sandbox's one listener, where the host's
+ * {@link ProxyRelay} reads the original destination; and DNS over UDP to port 53 of the loopback to the sandbox's UDP
+ * socket on the same port, which the host's {@link DnsDatagramRelay} reads. Other UDP, ICMP and every other address
+ * stay where they were: nowhere (the namespace has only its loopback).
  */
 public final class CaptureRules {
     /** The synthetic IPv4 prefix with one address of it, as {@code ip addr add} takes it. */
@@ -40,13 +41,14 @@ public final class CaptureRules {
         return "add table ip sallyport; "
                 + "add chain ip sallyport output { type nat hook output priority -100; policy accept; }; "
                 + "add rule ip sallyport output ip daddr 198.18.0.0/15 meta l4proto tcp redirect to :" + insidePort
-                + "; add rule ip sallyport output ip daddr 127.0.0.0/8 tcp dport 53 redirect to :" + insidePort;
+                + "; add rule ip sallyport output ip daddr 127.0.0.0/8 tcp dport 53 redirect to :" + insidePort
+                + "; add rule ip sallyport output ip daddr 127.0.0.0/8 udp dport 53 redirect to :" + insidePort;
     }
 
-    /** The sandbox's {@code /etc/resolv.conf}: the DNS stub on its loopback, asked over TCP. */
+    /** The sandbox's {@code /etc/resolv.conf}: the DNS stub on its loopback (UDP and TCP). */
     public static String resolvConf() {
         return "# sallyport sandbox: names are answered by the proxy's DNS stub (synthetic addresses for the names the\n"
-                + "# policy can allow); over TCP, which the sandbox relays to it\n"
-                + "nameserver 127.0.0.1\noptions use-vc timeout:5 attempts:2\n";
+                + "# policy can allow), over UDP or TCP, which the sandbox relays to it\n"
+                + "nameserver 127.0.0.1\noptions timeout:2 attempts:3\n";
     }
 }

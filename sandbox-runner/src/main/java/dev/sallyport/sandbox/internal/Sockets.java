@@ -18,6 +18,7 @@ final class Sockets {
     static final int AF_INET6 = 10;
     static final int AF_NETLINK = 16;
     static final int SOCK_STREAM = 1;
+    static final int SOCK_DGRAM = 2;
     static final int SOCK_RAW = 3;
     static final int SOCK_CLOEXEC = 0x80000;
     static final int NETLINK_SOCK_DIAG = 4;
@@ -44,10 +45,7 @@ final class Sockets {
     static int tcpListener(int port, int backlog) throws IOException {
         int fd = (int) Syscalls.check(SYS.call("socket", AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket(AF_INET)");
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment addr = arena.allocate(16, 4);
-            addr.set(ValueLayout.JAVA_SHORT, 0, (short) AF_INET);
-            addr.set(ValueLayout.JAVA_SHORT.withOrder(ByteOrder.BIG_ENDIAN), 2, (short) port);
-            addr.set(ValueLayout.JAVA_INT.withOrder(ByteOrder.BIG_ENDIAN), 4, 0x7f000001);
+            MemorySegment addr = loopback(arena, port);
             Syscalls.check(SYS.call("bind", fd, addr.address(), 16), "bind 127.0.0.1:" + port);
             Syscalls.check(SYS.call("listen", fd, backlog, 0), "listen 127.0.0.1:" + port);
             return fd;
@@ -55,6 +53,54 @@ final class Sockets {
             close(fd);
             throw e;
         }
+    }
+
+    /** A UDP socket bound to {@code 127.0.0.1:port} of the caller's network namespace. */
+    static int udpSocket(int port) throws IOException {
+        int fd = (int) Syscalls.check(SYS.call("socket", AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), "socket(AF_INET)");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment addr = loopback(arena, port);
+            Syscalls.check(SYS.call("bind", fd, addr.address(), 16), "bind udp 127.0.0.1:" + port);
+            return fd;
+        } catch (IOException e) {
+            close(fd);
+            throw e;
+        }
+    }
+
+    /** {@code struct sockaddr_in} of {@code 127.0.0.1:port}. */
+    private static MemorySegment loopback(Arena arena, int port) {
+        MemorySegment addr = arena.allocate(16, 4);
+        addr.set(ValueLayout.JAVA_SHORT, 0, (short) AF_INET);
+        addr.set(ValueLayout.JAVA_SHORT.withOrder(ByteOrder.BIG_ENDIAN), 2, (short) port);
+        addr.set(ValueLayout.JAVA_INT.withOrder(ByteOrder.BIG_ENDIAN), 4, 0x7f000001);
+        return addr;
+    }
+
+    /**
+     * Waits for the next datagram: up to {@code max} bytes into {@code buffer}, its sender's {@code sockaddr} into
+     * {@code from} (16 bytes); the datagram's length, 0 also after {@link #shutdown}.
+     */
+    static int receiveFrom(int fd, MemorySegment buffer, int max, MemorySegment from) throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment length = arena.allocate(4, 4);
+            while (true) {
+                length.set(ValueLayout.JAVA_INT, 0, (int) from.byteSize());
+                Syscalls.Result r = SYS.call6("recvfrom", fd, buffer.address(), max, 0, from.address(),
+                        length.address());
+                if (!r.failed()) {
+                    return (int) r.value();
+                }
+                if (r.errno() != Syscalls.EINTR) {
+                    throw new IOException("recvfrom: " + Syscalls.errnoName(r.errno()));
+                }
+            }
+        }
+    }
+
+    /** Sends one datagram of {@code length} bytes to {@code to} (a {@code sockaddr} of {@code to.byteSize()}). */
+    static void sendTo(int fd, MemorySegment buffer, int length, MemorySegment to) throws IOException {
+        Syscalls.check(SYS.call6("sendto", fd, buffer.address(), length, 0, to.address(), to.byteSize()), "sendto");
     }
 
     /** A NETLINK_SOCK_DIAG socket: it asks about the sockets of the network namespace it was created in. */
