@@ -127,6 +127,27 @@ class RunCaptureTest {
                 + "nothing 443\nnothing 53\nresolver True");
     }
 
+    @Test
+    void ipv6IsCapturedFromTheUlaPrefixLikeIpv4() throws IOException {
+        String script = "env -i /usr/bin/dig +short " + HOST + " AAAA | sed 's/^/aaaa=/'; "
+                + "env -i /usr/bin/curl -6 -fsS --noproxy '*' --cacert /etc/ssl/certs/ca-certificates.crt "
+                + url("/six.txt") + "; echo curl6=$?; env -i /usr/bin/python3 -c '"
+                + "import socket\n"
+                + "for where in [(\"2001:db8::1\", 443), (\"::1\", 22)]:\n"
+                + " try:\n  socket.create_connection(where, timeout=2); print(\"open\", where)\n"
+                + " except OSError: print(\"refused\", where[1])\n"
+                + "c = socket.create_connection((\"fd5a:11b0:7f00:53::7\", 22), timeout=5)\n"
+                + "print(\"unmapped\", c.recv(10))\n'";
+        ExternalProcess.Result r = tools.run("", Map.of(), script);
+        assertThat(r.stdout()).as(r.stderr()).containsPattern("(?m)^aaaa=fd5a:11b0:7f00:53::[0-9a-f:]+$")
+                .contains(BODY + "curl6=0").doesNotContain("open").contains("refused 443\nrefused 22\nunmapped b''");
+        // A synthetic address nobody was given is captured like any other, and the proxy names nothing behind it.
+        assertThat(tools.audit()).contains("\"host\":\"fd5a:11b0:7f00:53:")
+                .contains("unknown_synthetic_address");
+        assertThat(tools.audit().lines().filter(l -> l.contains("\"path\":\"/six.txt\"")))
+                .isNotEmpty().allSatisfy(l -> assertThat(l).contains("\"arrival\":\"transparent\""));
+    }
+
     private static String randomLabel() {
         java.security.SecureRandom random = new java.security.SecureRandom();
         StringBuilder label = new StringBuilder("x");

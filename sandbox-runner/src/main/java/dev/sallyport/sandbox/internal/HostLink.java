@@ -28,6 +28,8 @@ public final class HostLink implements AutoCloseable {
     static final String SUPERVISED = "sallyport-link/1 listener sock-diag seccomp";
     /** Appended to either when the last descriptor is the sandbox's UDP socket for DNS (transparent capture). */
     static final String DNS_UDP = " dns-udp";
+    /** Appended last when the next descriptor is the sandbox's listener on {@code [::1]} (capture over IPv6). */
+    static final String LISTENER6 = " listener6";
     static final byte GO_AHEAD = 'K';
     private static final Logger LOGGER = LoggerFactory.getLogger(HostLink.class);
 
@@ -80,7 +82,7 @@ public final class HostLink implements AutoCloseable {
                 throw new IOException("pid " + peer.pid() + " is not a process of this sandbox");
             }
             command = groupOf(peer.pid(), sandbox);
-            message = FdPassing.receive(conn, 128, 4);
+            message = FdPassing.receive(conn, 128, 5);
             take(message, proxy, rules);
             message = null;
             try (Arena arena = Arena.ofConfined()) {
@@ -106,15 +108,25 @@ public final class HostLink implements AutoCloseable {
     private void take(FdPassing.Message message, ProxyRelay.Targets proxy, Rules rules) throws IOException {
         String what = new String(message.payload(), StandardCharsets.US_ASCII);
         int[] fds = message.fds();
-        boolean udp = what.endsWith(DNS_UDP) && proxy.dns() != null;
-        String base = udp ? what.substring(0, what.length() - DNS_UDP.length()) : what;
+        String base = what;
+        boolean v6 = proxy.capture() && base.endsWith(LISTENER6);
+        base = v6 ? base.substring(0, base.length() - LISTENER6.length()) : base;
+        boolean udp = proxy.capture() && base.endsWith(DNS_UDP);
+        base = udp ? base.substring(0, base.length() - DNS_UDP.length()) : base;
         int expected = base.equals(SUPERVISED) ? 3 : base.equals(LISTENER_ONLY) ? 1 : -1;
-        if (expected < 0 || fds.length != expected + (udp ? 1 : 0)) {
+        if (expected < 0 || fds.length != expected + (udp ? 1 : 0) + (v6 ? 1 : 0)) {
             throw new IOException("'" + what + "' with " + fds.length + " descriptors (expected: '" + LISTENER_ONLY
-                    + "' with 1 or '" + SUPERVISED + "' with 3, one more with '" + DNS_UDP.trim()
-                    + "' when the run captures)");
+                    + "' with 1 or '" + SUPERVISED + "' with 3, and when the run captures one more for each of '"
+                    + DNS_UDP.trim() + "' and '" + LISTENER6.trim() + "')");
         }
         int dns = udp ? fds[expected] : -1;
+        int listener6 = v6 ? fds[fds.length - 1] : -1;
+        if (v6 && (Sockets.intOption(listener6, Sockets.SOL_SOCKET, Sockets.SO_DOMAIN) != Sockets.AF_INET6
+                || Sockets.intOption(listener6, Sockets.SOL_SOCKET, Sockets.SO_ACCEPTCONN) != 1
+                || Sockets.localPort(listener6) != rules.insidePort())) {
+            throw new IOException("descriptor " + fds.length + " is not a TCP socket listening on [::1]:"
+                    + rules.insidePort());
+        }
         if (udp && (Sockets.intOption(dns, Sockets.SOL_SOCKET, Sockets.SO_DOMAIN) != Sockets.AF_INET
                 || Sockets.intOption(dns, Sockets.SOL_SOCKET, Sockets.SO_TYPE) != Sockets.SOCK_DGRAM
                 || Sockets.localPort(dns) != rules.insidePort())) {
@@ -136,7 +148,7 @@ public final class HostLink implements AutoCloseable {
                 throw new IOException("descriptor 3 is " + kind + ", not a seccomp listener");
             }
         }
-        relay = ProxyRelay.start(listener, rules.insidePort(), proxy);
+        relay = ProxyRelay.start(listener, listener6, rules.insidePort(), proxy);
         if (udp) {
             dnsRelay = DnsDatagramRelay.start(dns, proxy.dns());
         }

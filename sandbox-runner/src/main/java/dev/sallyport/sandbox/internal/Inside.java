@@ -75,6 +75,8 @@ public final class Inside {
         int listener = Sockets.tcpListener(launch.port(), BACKLOG);
         // With capture (every TCP port redirected to the listener), DNS over UDP is redirected to this one.
         int dns = launch.anyTcpPort() ? Sockets.udpSocket(launch.port()) : -1;
+        // and the IPv6 prefix to [::1]:PORT, where the namespace has IPv6
+        int listener6 = launch.anyTcpPort() ? tcp6ListenerOrNone(launch.port()) : -1;
         boolean supervise = launch.supervise() && abi < UNIX_SOCKET_ABI;
         int diag = supervise ? sockDiagOrNone() : -1;
         int host = Sockets.unixConnect(launch.socket());
@@ -82,8 +84,8 @@ public final class Inside {
         // Seccomp, Landlock and execve all act on the calling thread: one fresh thread does all three.
         Thread.ofPlatform().name("sallyport-exec").start(() -> {
             try {
-                failure.complete(confineAndExec(launch, landlock, abi, rules, new int[] {listener, dns}, diag,
-                        host));
+                failure.complete(confineAndExec(launch, landlock, abi, rules,
+                        new int[] {listener, dns, listener6}, diag, host));
             } catch (Throwable t) {
                 failure.completeExceptionally(t);
             }
@@ -118,6 +120,7 @@ public final class Inside {
                                          int[] sockets, int diag, int host) throws IOException, SetupException {
         int listener = sockets[0];
         int dns = sockets[1];
+        int listener6 = sockets[2];
         int notify = -1;
         if (diag >= 0) {
             notify = Seccomp.installWithListener(SeccompFilter.workloadForCurrentArch(true));
@@ -132,12 +135,10 @@ public final class Inside {
             }
         }
         String what = (notify >= 0 ? HostLink.SUPERVISED : HostLink.LISTENER_ONLY)
-                + (dns >= 0 ? HostLink.DNS_UDP : "");
-        int[] fds = notify >= 0 ? new int[] {listener, diag, notify} : new int[] {listener};
-        if (dns >= 0) {
-            fds = java.util.Arrays.copyOf(fds, fds.length + 1);
-            fds[fds.length - 1] = dns;
-        }
+                + (dns >= 0 ? HostLink.DNS_UDP : "") + (listener6 >= 0 ? HostLink.LISTENER6 : "");
+        // In the order HostLink reads them: the listener, the supervisor's two, then the capture's.
+        int[] fds = java.util.stream.IntStream.of(listener, notify >= 0 ? diag : -1, notify, dns, listener6)
+                .filter(fd -> fd >= 0).toArray();
         FdPassing.send(host, what.getBytes(StandardCharsets.US_ASCII), fds);
         Sockets.close(notify);
         if (notify >= 0) {
@@ -145,6 +146,7 @@ public final class Inside {
         }
         Sockets.close(listener);
         Sockets.close(dns);
+        Sockets.close(listener6);
         awaitGoAhead(host);
         Sockets.close(host);
         if (abi >= 1) {
@@ -164,6 +166,15 @@ public final class Inside {
                 throw new SetupException(SETUP_FAILED, "the host did not take the sandbox's sockets (expected: "
                         + "its go-ahead; the runner's log says why)");
             }
+        }
+    }
+
+    /** A listener on {@code [::1]:port}, or -1 when this network namespace has no IPv6. */
+    private static int tcp6ListenerOrNone(int port) {
+        try {
+            return Sockets.tcp6Listener(port, BACKLOG);
+        } catch (IOException e) {
+            return -1;
         }
     }
 
