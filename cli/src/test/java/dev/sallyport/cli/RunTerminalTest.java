@@ -78,8 +78,9 @@ class RunTerminalTest {
     static final String COMMAND = """
             import errno, fcntl, os, signal, sys, termios
             def show(*_):
+                # os.write, not print: a print in the handler can re-enter stdout's buffer (RuntimeError)
                 size = os.get_terminal_size(1)
-                print(f'size {size.lines}x{size.columns}', flush=True)
+                os.write(1, f'size {size.lines}x{size.columns}\\n'.encode())
             signal.signal(signal.SIGWINCH, show)
             try:
                 fcntl.ioctl(0, termios.TIOCSTI, b'!')
