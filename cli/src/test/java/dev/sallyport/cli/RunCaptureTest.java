@@ -87,6 +87,77 @@ class RunCaptureTest {
     }
 
     @Test
+    void dnsOverUdpIsAnsweredByTheStubAndNeverReachesAResolver() throws Exception {
+        String label = randomLabel();
+        String zone = "  - name: zone\n    hosts: [\"*.zone.example.test\"]\n    ports: [443]\n";
+        try (CanaryResolver canary = new CanaryResolver()) {
+            tools.resolveThrough(canary);
+            String dig = "env -i /usr/bin/dig +notcp +tries=1 +time=3 ";
+            ExternalProcess.Result r = tools.run(zone, Map.of(), dig + "+short " + HOST + " A; echo dig=$?; "
+                    + dig + "denied.example.test A | grep -o 'status: [A-Z]*'; "
+                    + dig + "+short " + label + ".zone.example.test A | sed 's/^/label=/'; "
+                    + "env -i /usr/bin/curl -sS --noproxy '*' https://control.zone.example.test/; echo control=$?");
+            assertThat(r.stdout()).as(r.stderr()).containsPattern("(?m)^198\\.1[89]\\.\\d+\\.\\d+\ndig=0$")
+                    .contains("status: NXDOMAIN").containsPattern("(?m)^label=198\\.1[89]\\.\\d+\\.\\d+$");
+            // The control: a name the proxy dials is resolved for real, so the canary does hear what leaves.
+            assertThat(canary.asked()).as(r.stdout()).contains("control.zone.example.test")
+                    .noneMatch(n -> n.contains(label) || n.contains("denied") || n.equals(HOST));
+            assertThat(tools.audit()).contains("\"host\":\"" + label + ".zone.example.test\"")
+                    .contains("\"host\":\"denied.example.test\"");
+        }
+    }
+
+    @Test
+    void udpToAnyOtherPortOrAddressGoesNowhere() throws IOException {
+        // A DNS query for an allowed name, sent where the sandbox's resolver is not: nothing answers it.
+        String query = "b\"\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x07allowed\\x07example"
+                + "\\x04test\\x00\\x00\\x01\\x00\\x01\"";
+        ExternalProcess.Result r = tools.run("", Map.of(), "env -i /usr/bin/python3 -c '"
+                + "import socket\n"
+                + "for where in [(\"198.18.0.1\", 53), (\"127.0.0.1\", 5353), (\"127.0.0.1\", 443), (\"10.20.30.40\", 53)]:\n"
+                + " u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                + " u.settimeout(2)\n"
+                + " try:\n  u.sendto(" + query + ", where); u.recvfrom(512); print(\"answered\", where)\n"
+                + " except OSError: print(\"nothing\", where[1])\n"
+                + "u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                + "u.settimeout(5)\n"
+                + "u.sendto(" + query + ", (\"127.0.0.1\", 53))\n"
+                + "print(\"resolver\", len(u.recvfrom(512)[0]) > 12)\n'");
+        assertThat(r.stdout()).as(r.stderr()).doesNotContain("answered").contains("nothing 53\nnothing 5353\n"
+                + "nothing 443\nnothing 53\nresolver True");
+    }
+
+    @Test
+    void ipv6IsCapturedFromTheUlaPrefixLikeIpv4() throws IOException {
+        String script = "env -i /usr/bin/dig +short " + HOST + " AAAA | sed 's/^/aaaa=/'; "
+                + "env -i /usr/bin/curl -6 -fsS --noproxy '*' --cacert /etc/ssl/certs/ca-certificates.crt "
+                + url("/six.txt") + "; echo curl6=$?; env -i /usr/bin/python3 -c '"
+                + "import socket\n"
+                + "for where in [(\"2001:db8::1\", 443), (\"::1\", 22)]:\n"
+                + " try:\n  socket.create_connection(where, timeout=2); print(\"open\", where)\n"
+                + " except OSError: print(\"refused\", where[1])\n"
+                + "c = socket.create_connection((\"fd5a:11b0:7f00:53::7\", 22), timeout=5)\n"
+                + "print(\"unmapped\", c.recv(10))\n'";
+        ExternalProcess.Result r = tools.run("", Map.of(), script);
+        assertThat(r.stdout()).as(r.stderr()).containsPattern("(?m)^aaaa=fd5a:11b0:7f00:53::[0-9a-f:]+$")
+                .contains(BODY + "curl6=0").doesNotContain("open").contains("refused 443\nrefused 22\nunmapped b''");
+        // A synthetic address nobody was given is captured like any other, and the proxy names nothing behind it.
+        assertThat(tools.audit()).contains("\"host\":\"fd5a:11b0:7f00:53:")
+                .contains("unknown_synthetic_address");
+        assertThat(tools.audit().lines().filter(l -> l.contains("\"path\":\"/six.txt\"")))
+                .isNotEmpty().allSatisfy(l -> assertThat(l).contains("\"arrival\":\"transparent\""));
+    }
+
+    private static String randomLabel() {
+        java.security.SecureRandom random = new java.security.SecureRandom();
+        StringBuilder label = new StringBuilder("x");
+        while (label.length() < 63) {
+            label.append(Character.forDigit(random.nextInt(36), 36));
+        }
+        return label.toString();
+    }
+
+    @Test
     void udpAndRawSocketsStillGoNowhere() throws IOException {
         ExternalProcess.Result r = tools.run("", Map.of(), "env -i /usr/bin/python3 -c '"
                 + "import socket\n"

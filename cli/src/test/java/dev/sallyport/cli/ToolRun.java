@@ -43,6 +43,8 @@ final class ToolRun implements AutoCloseable {
     private final TestPki pki = TestPki.create();
     private final List<HttpsSite> sites = new ArrayList<>();
     private final Map<String, Upstream> upstreams = new LinkedHashMap<>();
+    private final List<String> jvmOptions = new ArrayList<>();
+    private boolean canary;
 
     private record Upstream(int port, String ruleKeys) {}
 
@@ -74,6 +76,12 @@ final class ToolRun implements AutoCloseable {
      */
     void upstream(String host, int port, String ruleKeys) {
         upstreams.put(host, new Upstream(port, ruleKeys));
+    }
+
+    /** Every later run's proxy resolves through {@code resolver} the names that are not the test's upstreams. */
+    void resolveThrough(CanaryResolver resolver) {
+        jvmOptions.add(resolver.jvmOption());
+        canary = true;
     }
 
     /** {@code https://HOST:PORT} of a started site or upstream. */
@@ -116,7 +124,8 @@ final class ToolRun implements AutoCloseable {
                 .collect(Collectors.joining()));
         Map<String, String> cliEnv = new HashMap<>(env);
         cliEnv.putIfAbsent("SALLYPORT_HOME", dir.resolve("state").toString());
-        List<String> jvm = new ArrayList<>(List.of("-Djdk.net.hosts.file=" + hosts));
+        List<String> jvm = new ArrayList<>(jvmOptions);
+        jvm.add("-D" + (canary ? CanaryResolverProvider.HOSTS : "jdk.net.hosts.file") + "=" + hosts);
         if (env.containsKey("HOME")) {
             jvm.add("-Duser.home=" + env.get("HOME"));
         }

@@ -9,6 +9,7 @@ import dev.sallyport.policy.SecretSpec;
 import dev.sallyport.proxy.ProxyOptions;
 import dev.sallyport.proxy.SallyportProxy;
 import dev.sallyport.proxy.inject.Placeholders;
+import dev.sallyport.sandbox.internal.CaptureRules;
 import dev.sallyport.sandbox.internal.GitRemotes;
 import dev.sallyport.sandbox.net.SandboxNetwork;
 import dev.sallyport.sandbox.vm.ProxyHook;
@@ -88,7 +89,9 @@ final class RunSteps {
             case SandboxRun.Backend.Process process -> {
                 ProxyOptions options = proxyOptions(policy, ca, keys, ANY_LOOPBACK_PORT);
                 if (process.capture()) {
-                    options = options.withCapture(new ProxyOptions.Capture(ANY_LOOPBACK_PORT, ANY_LOOPBACK_PORT, false));
+                    // AAAA answers only where the sandbox's namespace captures the IPv6 prefix too.
+                    options = options.withCapture(new ProxyOptions.Capture(ANY_LOOPBACK_PORT, ANY_LOOPBACK_PORT,
+                            CaptureRules.ipv6()));
                 }
                 try (SallyportProxy proxy = SallyportProxy.start(options)) {
                     err.printf("sallyport: sandbox proxy on 127.0.0.1:%d, audit log %s%n", proxy.address().getPort(),

@@ -29,7 +29,7 @@ enum Arch {
             Map.entry("landlock_restrict_self", 446),
             // Sockets, fd passing, exec and the connect() supervisor (Inside and the host side).
             Map.entry("read", 0), Map.entry("write", 1), Map.entry("ioctl", 16), Map.entry("pread64", 17),
-            Map.entry("connect", 42), Map.entry("accept4", 288), Map.entry("sendto", 44), Map.entry("sendmsg", 46),
+            Map.entry("connect", 42), Map.entry("accept4", 288), Map.entry("sendto", 44), Map.entry("recvfrom", 45), Map.entry("sendmsg", 46),
             Map.entry("recvmsg", 47), Map.entry("shutdown", 48), Map.entry("bind", 49), Map.entry("listen", 50),
             Map.entry("getsockname", 51), Map.entry("setsockopt", 54), Map.entry("getsockopt", 55),
             Map.entry("execve", 59), Map.entry("fcntl", 72), Map.entry("chdir", 80), Map.entry("geteuid", 107),
@@ -58,7 +58,7 @@ enum Arch {
             Map.entry("landlock_create_ruleset", 444), Map.entry("landlock_add_rule", 445),
             Map.entry("landlock_restrict_self", 446),
             Map.entry("read", 63), Map.entry("write", 64), Map.entry("ioctl", 29), Map.entry("pread64", 67),
-            Map.entry("connect", 203), Map.entry("accept4", 242), Map.entry("sendto", 206),
+            Map.entry("connect", 203), Map.entry("accept4", 242), Map.entry("sendto", 206), Map.entry("recvfrom", 207),
             Map.entry("sendmsg", 211), Map.entry("recvmsg", 212), Map.entry("shutdown", 210), Map.entry("bind", 200),
             Map.entry("listen", 201), Map.entry("getsockname", 204), Map.entry("setsockopt", 208),
             Map.entry("getsockopt", 209), Map.entry("execve", 221), Map.entry("fcntl", 25), Map.entry("chdir", 49),

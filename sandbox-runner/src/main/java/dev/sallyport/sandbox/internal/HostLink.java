@@ -15,9 +15,10 @@ import org.slf4j.LoggerFactory;
 /**
  * The host end of the sandbox, reached once: a unix socket in the runtime folder (bind-mounted inside) where
  * {@link Inside} hands over the sandbox's listening socket, and, when supervised, a sock_diag socket of the
- * sandbox's network namespace and its seccomp listener. The host checks what it got (a process of this sandbox
- * sent it; a listening TCP socket on the inside port; a netlink sock_diag socket; a seccomp listener), starts
- * the {@link ProxyRelay} on the listener and the {@link ConnectSupervisor} on the other two, answers the
+ * sandbox's network namespace and its seccomp listener, and, with capture, its UDP socket for DNS. The host checks
+ * what it got (a process of this sandbox sent it; a listening TCP socket on the inside port; a netlink sock_diag
+ * socket; a seccomp listener; a UDP socket on the inside port), starts the {@link ProxyRelay} on the listener, the
+ * {@link ConnectSupervisor} on the next two and the {@link DnsDatagramRelay} on the last, answers the
  * go-ahead, and removes the socket file: after that no pathname socket of the host is left in the sandbox. The
  * process that connected becomes the command (it execs it): its {@link CommandGroup} is where
  * {@link #windowChanged()} sends the terminal's SIGWINCH.
@@ -25,6 +26,10 @@ import org.slf4j.LoggerFactory;
 public final class HostLink implements AutoCloseable {
     static final String LISTENER_ONLY = "sallyport-link/1 listener";
     static final String SUPERVISED = "sallyport-link/1 listener sock-diag seccomp";
+    /** Appended to either when the last descriptor is the sandbox's UDP socket for DNS (transparent capture). */
+    static final String DNS_UDP = " dns-udp";
+    /** Appended last when the next descriptor is the sandbox's listener on {@code [::1]} (capture over IPv6). */
+    static final String LISTENER6 = " listener6";
     static final byte GO_AHEAD = 'K';
     private static final Logger LOGGER = LoggerFactory.getLogger(HostLink.class);
 
@@ -35,6 +40,7 @@ public final class HostLink implements AutoCloseable {
     private final int server;
     private volatile boolean closed;
     private volatile ProxyRelay relay;
+    private volatile DnsDatagramRelay dnsRelay;
     private volatile ConnectSupervisor supervisor;
     private volatile CommandGroup command;
     private Thread thread;
@@ -76,7 +82,7 @@ public final class HostLink implements AutoCloseable {
                 throw new IOException("pid " + peer.pid() + " is not a process of this sandbox");
             }
             command = groupOf(peer.pid(), sandbox);
-            message = FdPassing.receive(conn, 128, 3);
+            message = FdPassing.receive(conn, 128, 5);
             take(message, proxy, rules);
             message = null;
             try (Arena arena = Arena.ofConfined()) {
@@ -102,10 +108,29 @@ public final class HostLink implements AutoCloseable {
     private void take(FdPassing.Message message, ProxyRelay.Targets proxy, Rules rules) throws IOException {
         String what = new String(message.payload(), StandardCharsets.US_ASCII);
         int[] fds = message.fds();
-        int expected = what.equals(SUPERVISED) ? 3 : what.equals(LISTENER_ONLY) ? 1 : -1;
-        if (fds.length != expected) {
+        String base = what;
+        boolean v6 = proxy.capture() && base.endsWith(LISTENER6);
+        base = v6 ? base.substring(0, base.length() - LISTENER6.length()) : base;
+        boolean udp = proxy.capture() && base.endsWith(DNS_UDP);
+        base = udp ? base.substring(0, base.length() - DNS_UDP.length()) : base;
+        int expected = base.equals(SUPERVISED) ? 3 : base.equals(LISTENER_ONLY) ? 1 : -1;
+        if (expected < 0 || fds.length != expected + (udp ? 1 : 0) + (v6 ? 1 : 0)) {
             throw new IOException("'" + what + "' with " + fds.length + " descriptors (expected: '" + LISTENER_ONLY
-                    + "' with 1 or '" + SUPERVISED + "' with 3)");
+                    + "' with 1 or '" + SUPERVISED + "' with 3, and when the run captures one more for each of '"
+                    + DNS_UDP.trim() + "' and '" + LISTENER6.trim() + "')");
+        }
+        int dns = udp ? fds[expected] : -1;
+        int listener6 = v6 ? fds[fds.length - 1] : -1;
+        if (v6 && (Sockets.intOption(listener6, Sockets.SOL_SOCKET, Sockets.SO_DOMAIN) != Sockets.AF_INET6
+                || Sockets.intOption(listener6, Sockets.SOL_SOCKET, Sockets.SO_ACCEPTCONN) != 1
+                || Sockets.localPort(listener6) != rules.insidePort())) {
+            throw new IOException("descriptor " + fds.length + " is not a TCP socket listening on [::1]:"
+                    + rules.insidePort());
+        }
+        if (udp && (Sockets.intOption(dns, Sockets.SOL_SOCKET, Sockets.SO_DOMAIN) != Sockets.AF_INET
+                || Sockets.intOption(dns, Sockets.SOL_SOCKET, Sockets.SO_TYPE) != Sockets.SOCK_DGRAM
+                || Sockets.localPort(dns) != rules.insidePort())) {
+            throw new IOException("descriptor " + (expected + 1) + " is not a UDP socket on port " + rules.insidePort());
         }
         int listener = fds[0];
         if (Sockets.intOption(listener, Sockets.SOL_SOCKET, Sockets.SO_DOMAIN) != Sockets.AF_INET
@@ -123,7 +148,10 @@ public final class HostLink implements AutoCloseable {
                 throw new IOException("descriptor 3 is " + kind + ", not a seccomp listener");
             }
         }
-        relay = ProxyRelay.start(listener, rules.insidePort(), proxy);
+        relay = ProxyRelay.start(listener, listener6, rules.insidePort(), proxy);
+        if (udp) {
+            dnsRelay = DnsDatagramRelay.start(dns, proxy.dns());
+        }
         if (expected == 3) {
             supervisor = ConnectSupervisor.start(fds[2], new UnixPeers(fds[1]), rules);
         }
@@ -193,6 +221,10 @@ public final class HostLink implements AutoCloseable {
         ProxyRelay r = relay;
         if (r != null) {
             r.close();
+        }
+        DnsDatagramRelay d = dnsRelay;
+        if (d != null) {
+            d.close();
         }
         CommandGroup c = command;
         if (c != null) {

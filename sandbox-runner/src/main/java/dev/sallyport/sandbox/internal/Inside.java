@@ -15,8 +15,9 @@ import java.util.concurrent.ExecutionException;
 /**
  * The entry point bwrap runs inside the sandbox, and the only code of ours that ever runs there: a short-lived
  * setup that leaves nothing behind. It opens the sandbox's listening socket ({@code 127.0.0.1:PORT} of the
- * sandbox's own network namespace) and hands it to the host over the bind-mounted unix socket (the host accepts
- * on it and relays to the proxy), then, on one fresh thread: installs the command's seccomp program (with a
+ * sandbox's own network namespace) and, with transparent capture, its UDP socket on the same port (where DNS over UDP
+ * is redirected), and hands them to the host over the bind-mounted unix socket (the host accepts and reads on them
+ * and relays to the proxy), then, on one fresh thread: installs the command's seccomp program (with a
  * notification listener for the host's {@link ConnectSupervisor} when asked to), waits for the host's go-ahead,
  * applies Landlock to that thread and replaces the whole process with the command ({@link Exec}). No JVM stays
  * in the sandbox for the command to attach to, signal or read; the command is bwrap's init's child, so its exit
@@ -72,6 +73,10 @@ public final class Inside {
         launch.devicePaths().forEach(p -> rules.add(new Landlock.PathRule(Path.of(p), Landlock.DEVICES)));
 
         int listener = Sockets.tcpListener(launch.port(), BACKLOG);
+        // With capture (every TCP port redirected to the listener), DNS over UDP is redirected to this one.
+        int dns = launch.anyTcpPort() ? Sockets.udpSocket(launch.port()) : -1;
+        // and the IPv6 prefix to [::1]:PORT, where the namespace has IPv6
+        int listener6 = launch.anyTcpPort() ? tcp6ListenerOrNone(launch.port()) : -1;
         boolean supervise = launch.supervise() && abi < UNIX_SOCKET_ABI;
         int diag = supervise ? sockDiagOrNone() : -1;
         int host = Sockets.unixConnect(launch.socket());
@@ -79,7 +84,8 @@ public final class Inside {
         // Seccomp, Landlock and execve all act on the calling thread: one fresh thread does all three.
         Thread.ofPlatform().name("sallyport-exec").start(() -> {
             try {
-                failure.complete(confineAndExec(launch, landlock, abi, rules, listener, diag, host));
+                failure.complete(confineAndExec(launch, landlock, abi, rules,
+                        new int[] {listener, dns, listener6}, diag, host));
             } catch (Throwable t) {
                 failure.completeExceptionally(t);
             }
@@ -111,7 +117,10 @@ public final class Inside {
     }
 
     private static String confineAndExec(Launch launch, Landlock landlock, int abi, List<Landlock.PathRule> rules,
-                                         int listener, int diag, int host) throws IOException, SetupException {
+                                         int[] sockets, int diag, int host) throws IOException, SetupException {
+        int listener = sockets[0];
+        int dns = sockets[1];
+        int listener6 = sockets[2];
         int notify = -1;
         if (diag >= 0) {
             notify = Seccomp.installWithListener(SeccompFilter.workloadForCurrentArch(true));
@@ -125,17 +134,19 @@ public final class Inside {
                         + "ABI >= 9, or a kernel with seccomp user notifications, because --require-landlock was given)");
             }
         }
-        byte[] what = (notify >= 0 ? HostLink.SUPERVISED : HostLink.LISTENER_ONLY).getBytes(StandardCharsets.US_ASCII);
-        if (notify >= 0) {
-            FdPassing.send(host, what, listener, diag, notify);
-        } else {
-            FdPassing.send(host, what, listener);
-        }
+        String what = (notify >= 0 ? HostLink.SUPERVISED : HostLink.LISTENER_ONLY)
+                + (dns >= 0 ? HostLink.DNS_UDP : "") + (listener6 >= 0 ? HostLink.LISTENER6 : "");
+        // In the order HostLink reads them: the listener, the supervisor's two, then the capture's.
+        int[] fds = java.util.stream.IntStream.of(listener, notify >= 0 ? diag : -1, notify, dns, listener6)
+                .filter(fd -> fd >= 0).toArray();
+        FdPassing.send(host, what.getBytes(StandardCharsets.US_ASCII), fds);
         Sockets.close(notify);
         if (notify >= 0) {
             Sockets.close(diag);
         }
         Sockets.close(listener);
+        Sockets.close(dns);
+        Sockets.close(listener6);
         awaitGoAhead(host);
         Sockets.close(host);
         if (abi >= 1) {
@@ -155,6 +166,15 @@ public final class Inside {
                 throw new SetupException(SETUP_FAILED, "the host did not take the sandbox's sockets (expected: "
                         + "its go-ahead; the runner's log says why)");
             }
+        }
+    }
+
+    /** A listener on {@code [::1]:port}, or -1 when this network namespace has no IPv6. */
+    private static int tcp6ListenerOrNone(int port) {
+        try {
+            return Sockets.tcp6Listener(port, BACKLOG);
+        } catch (IOException e) {
+            return -1;
         }
     }
 

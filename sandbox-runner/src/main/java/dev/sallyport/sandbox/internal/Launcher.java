@@ -35,7 +35,7 @@ public final class Launcher {
      */
     static final String INOTIFY_AND_CAPTURE = "echo \"$1\" > /proc/sys/user/max_inotify_instances"
             + " && echo \"$2\" > /proc/sys/user/max_inotify_watches"
-            + " && \"$3\" link set lo up && \"$3\" addr add " + CaptureRules.LOOPBACK_PREFIX + " dev lo"
+            + " && " + CaptureRules.loopback("\"$3\"")
             + " && \"$4\" \"$5\" && shift 5 && exec \"$@\""
             + " || { echo 'sallyport sandbox: cannot set up transparent capture in the sandbox network namespace"
             + " (expected: ip and nft working in a user namespace; --no-capture runs without it)' >&2; exit 125; }";
@@ -110,7 +110,7 @@ public final class Launcher {
     private static boolean tryCapture(List<String> prefix, CaptureRules.Tools tools) {
         List<String> argv = new ArrayList<>(prefix);
         argv.addAll(List.of(UNSHARE.toString(), "--user", "--map-root-user", "--net", "/bin/sh", "-c",
-                "\"$1\" link set lo up && \"$1\" addr add " + CaptureRules.LOOPBACK_PREFIX + " dev lo && \"$2\" \"$3\"",
+                CaptureRules.loopback("\"$1\"") + " && \"$2\" \"$3\"",
                 "sallyport-capture-probe", tools.ip().toString(), tools.nft().toString(),
                 CaptureRules.rules(3128)));
         return succeeds(argv);

@@ -1,11 +1,12 @@
 package dev.sallyport.sandbox.internal;
 
 import java.io.IOException;
-import java.net.Inet4Address;
+import java.net.Inet6Address;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -15,7 +16,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * proxy on the host's loopback. Nothing of ours listens or forwards inside the sandbox.
  *
  * <p>With transparent capture, the sandbox's nftables redirect every TCP connection to a synthetic address
- * ({@code 198.18.0.0/15}) and to port 53 of its loopback to this same socket; the kernel's connection tracking says
+ * ({@code 198.18.0.0/15}) and to port 53 of its loopback to this same socket (and every TCP connection to the IPv6
+ * prefix, {@code fd5a:11b0:7f00:53::/96}, to its twin on {@code [::1]}); the kernel's connection tracking says
  * where each was headed ({@link Sockets#originalDestination}): the listener itself is the explicit proxy, port 53 is
  * the proxy's DNS stub (over TCP), a synthetic address goes to the proxy's transparent listener behind a PROXY v2
  * header that the relay writes before any byte of the sandbox's (so the sandbox cannot forge it). Anything else is
@@ -56,6 +58,8 @@ public final class ProxyRelay implements AutoCloseable {
 
     private static final int SYNTHETIC_BASE = (198 << 24) | (18 << 16);
     private static final int SYNTHETIC_MASK = 0xfffe0000;
+    /** The first 96 bits of the proxy's IPv6 prefix ({@code fd5a:11b0:7f00:53::/96}). */
+    private static final byte[] SYNTHETIC6 = {(byte) 0xfd, 0x5a, 0x11, (byte) 0xb0, 0x7f, 0x00, 0x00, 0x53, 0, 0, 0, 0};
     private static final byte[] PROXY_V2 = {0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a,
         0x21, 0x11, 0x00, 0x0c};
     private static final int DNS_PORT = 53;
@@ -63,34 +67,44 @@ public final class ProxyRelay implements AutoCloseable {
     static final int IDENTITY_TLV = 0xE1;
 
     private final int listener;
+    private final int listener6;
     private final int insidePort;
     private final Targets targets;
     private final Set<Pump> pumps = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
-    private ProxyRelay(int listener, int insidePort, Targets targets) {
+    private ProxyRelay(int listener, int listener6, int insidePort, Targets targets) {
         this.listener = listener;
+        this.listener6 = listener6;
         this.insidePort = insidePort;
         this.targets = targets;
     }
 
     /** Takes ownership of {@code listener} (bound to {@code insidePort}) and accepts on it until {@link #close()}. */
     static ProxyRelay start(int listener, int insidePort, Targets targets) {
-        ProxyRelay relay = new ProxyRelay(listener, insidePort, targets);
-        Thread.ofPlatform().daemon().name("sallyport-sandbox-relay").start(relay::accept);
+        return start(listener, -1, insidePort, targets);
+    }
+
+    /** The same, with the sandbox's listener on {@code [::1]:insidePort} too ({@code listener6}; -1: none). */
+    static ProxyRelay start(int listener, int listener6, int insidePort, Targets targets) {
+        ProxyRelay relay = new ProxyRelay(listener, listener6, insidePort, targets);
+        Thread.ofPlatform().daemon().name("sallyport-sandbox-relay").start(() -> relay.accept(listener));
+        if (listener6 >= 0) {
+            Thread.ofPlatform().daemon().name("sallyport-sandbox-relay6").start(() -> relay.accept(listener6));
+        }
         return relay;
     }
 
-    private void accept() {
+    private void accept(int on) {
         try {
-            acceptUntilClosed();
+            acceptUntilClosed(on);
         } finally {
             // Closed here, by the only thread that uses it: a number closed elsewhere could be reused under it.
-            Sockets.close(listener);
+            Sockets.close(on);
         }
     }
 
-    private void acceptUntilClosed() {
+    private void acceptUntilClosed(int listener) {
         while (!closed) {
             int inside;
             try {
@@ -140,15 +154,15 @@ public final class ProxyRelay implements AutoCloseable {
     }
 
     private static boolean isSynthetic(InetSocketAddress address) {
-        if (!(address.getAddress() instanceof Inet4Address v4)) {
-            return false;
+        byte[] b = address.getAddress().getAddress();
+        if (address.getAddress() instanceof Inet6Address) {
+            return Arrays.equals(b, 0, SYNTHETIC6.length, SYNTHETIC6, 0, SYNTHETIC6.length);
         }
-        byte[] b = v4.getAddress();
         int v = ((b[0] & 0xff) << 24) | ((b[1] & 0xff) << 16) | ((b[2] & 0xff) << 8) | (b[3] & 0xff);
         return (v & SYNTHETIC_MASK) == SYNTHETIC_BASE;
     }
 
-    /** PROXY v2, TCP over IPv4: the source (unknown here: 0.0.0.0:0) and the original destination. */
+    /** PROXY v2, TCP over IPv4 or IPv6: the source (unknown here: all zeros, port 0) and the original destination. */
     static byte[] header(InetSocketAddress original) {
         return header(original, null);
     }
@@ -156,10 +170,12 @@ public final class ProxyRelay implements AutoCloseable {
     /** The same, with the identity TLV of {@code token} when there is one. */
     static byte[] header(InetSocketAddress original, /* @Nullable */ String token) {
         byte[] tlv = tlv(token);
-        ByteBuffer b = ByteBuffer.allocate(PROXY_V2.length + 12 + tlv.length);
-        b.put(PROXY_V2, 0, PROXY_V2.length - 2).putShort((short) (12 + tlv.length)).put(new byte[4])
-                .put(original.getAddress().getAddress()).putShort((short) 0).putShort((short) original.getPort())
-                .put(tlv);
+        byte[] destination = original.getAddress().getAddress();
+        int addresses = 2 * destination.length + 4;
+        ByteBuffer b = ByteBuffer.allocate(PROXY_V2.length + addresses + tlv.length);
+        b.put(PROXY_V2, 0, PROXY_V2.length - 3).put((byte) (destination.length == 16 ? 0x21 : 0x11))
+                .putShort((short) (addresses + tlv.length)).put(new byte[destination.length]).put(destination)
+                .putShort((short) 0).putShort((short) original.getPort()).put(tlv);
         return b.array();
     }
 
@@ -188,6 +204,9 @@ public final class ProxyRelay implements AutoCloseable {
     public void close() {
         closed = true;
         Sockets.shutdown(listener, Sockets.SHUT_RDWR);
+        if (listener6 >= 0) {
+            Sockets.shutdown(listener6, Sockets.SHUT_RDWR);
+        }
         pumps.forEach(Pump::abort);
     }
 }

@@ -18,6 +18,7 @@ final class Sockets {
     static final int AF_INET6 = 10;
     static final int AF_NETLINK = 16;
     static final int SOCK_STREAM = 1;
+    static final int SOCK_DGRAM = 2;
     static final int SOCK_RAW = 3;
     static final int SOCK_CLOEXEC = 0x80000;
     static final int NETLINK_SOCK_DIAG = 4;
@@ -31,6 +32,8 @@ final class Sockets {
     static final int SHUT_WR = 1;
     /** {@code sizeof(struct sockaddr_un)}: family plus 108 bytes of path. */
     static final int SOCKADDR_UN_SIZE = 110;
+    /** {@code sizeof(struct sockaddr_in6)}. */
+    static final int SOCKADDR_IN6_SIZE = 28;
 
     /** The credentials of a unix socket's peer, as the kernel recorded them. */
     record Peer(int pid, int uid, int gid) {}
@@ -44,10 +47,7 @@ final class Sockets {
     static int tcpListener(int port, int backlog) throws IOException {
         int fd = (int) Syscalls.check(SYS.call("socket", AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket(AF_INET)");
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment addr = arena.allocate(16, 4);
-            addr.set(ValueLayout.JAVA_SHORT, 0, (short) AF_INET);
-            addr.set(ValueLayout.JAVA_SHORT.withOrder(ByteOrder.BIG_ENDIAN), 2, (short) port);
-            addr.set(ValueLayout.JAVA_INT.withOrder(ByteOrder.BIG_ENDIAN), 4, 0x7f000001);
+            MemorySegment addr = loopback(arena, port);
             Syscalls.check(SYS.call("bind", fd, addr.address(), 16), "bind 127.0.0.1:" + port);
             Syscalls.check(SYS.call("listen", fd, backlog, 0), "listen 127.0.0.1:" + port);
             return fd;
@@ -55,6 +55,71 @@ final class Sockets {
             close(fd);
             throw e;
         }
+    }
+
+    /** A TCP socket listening on {@code [::1]:port} of the caller's network namespace. */
+    static int tcp6Listener(int port, int backlog) throws IOException {
+        int fd = (int) Syscalls.check(SYS.call("socket", AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket(AF_INET6)");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment addr = arena.allocate(SOCKADDR_IN6_SIZE, 4);
+            addr.set(ValueLayout.JAVA_SHORT, 0, (short) AF_INET6);
+            addr.set(ValueLayout.JAVA_SHORT.withOrder(ByteOrder.BIG_ENDIAN), 2, (short) port);
+            addr.set(ValueLayout.JAVA_BYTE, 23, (byte) 1);        // ::1
+            Syscalls.check(SYS.call("bind", fd, addr.address(), SOCKADDR_IN6_SIZE), "bind [::1]:" + port);
+            Syscalls.check(SYS.call("listen", fd, backlog, 0), "listen [::1]:" + port);
+            return fd;
+        } catch (IOException e) {
+            close(fd);
+            throw e;
+        }
+    }
+
+    /** A UDP socket bound to {@code 127.0.0.1:port} of the caller's network namespace. */
+    static int udpSocket(int port) throws IOException {
+        int fd = (int) Syscalls.check(SYS.call("socket", AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), "socket(AF_INET)");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment addr = loopback(arena, port);
+            Syscalls.check(SYS.call("bind", fd, addr.address(), 16), "bind udp 127.0.0.1:" + port);
+            return fd;
+        } catch (IOException e) {
+            close(fd);
+            throw e;
+        }
+    }
+
+    /** {@code struct sockaddr_in} of {@code 127.0.0.1:port}. */
+    private static MemorySegment loopback(Arena arena, int port) {
+        MemorySegment addr = arena.allocate(16, 4);
+        addr.set(ValueLayout.JAVA_SHORT, 0, (short) AF_INET);
+        addr.set(ValueLayout.JAVA_SHORT.withOrder(ByteOrder.BIG_ENDIAN), 2, (short) port);
+        addr.set(ValueLayout.JAVA_INT.withOrder(ByteOrder.BIG_ENDIAN), 4, 0x7f000001);
+        return addr;
+    }
+
+    /**
+     * Waits for the next datagram: up to {@code max} bytes into {@code buffer}, its sender's {@code sockaddr} into
+     * {@code from} (16 bytes); the datagram's length, 0 also after {@link #shutdown}.
+     */
+    static int receiveFrom(int fd, MemorySegment buffer, int max, MemorySegment from) throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment length = arena.allocate(4, 4);
+            while (true) {
+                length.set(ValueLayout.JAVA_INT, 0, (int) from.byteSize());
+                Syscalls.Result r = SYS.call6("recvfrom", fd, buffer.address(), max, 0, from.address(),
+                        length.address());
+                if (!r.failed()) {
+                    return (int) r.value();
+                }
+                if (r.errno() != Syscalls.EINTR) {
+                    throw new IOException("recvfrom: " + Syscalls.errnoName(r.errno()));
+                }
+            }
+        }
+    }
+
+    /** Sends one datagram of {@code length} bytes to {@code to} (a {@code sockaddr} of {@code to.byteSize()}). */
+    static void sendTo(int fd, MemorySegment buffer, int length, MemorySegment to) throws IOException {
+        Syscalls.check(SYS.call6("sendto", fd, buffer.address(), length, 0, to.address(), to.byteSize()), "sendto");
     }
 
     /** A NETLINK_SOCK_DIAG socket: it asks about the sockets of the network namespace it was created in. */
@@ -139,28 +204,31 @@ final class Sockets {
         }
     }
 
-    /** {@code SOL_IP}'s {@code SO_ORIGINAL_DST}: where a connection the netfilter NAT redirected was headed. */
+    /** {@code SOL_IP}'s {@code SO_ORIGINAL_DST} and {@code SOL_IPV6}'s {@code IP6T_SO_ORIGINAL_DST} (the same number). */
     private static final int SOL_IP = 0;
+    private static final int SOL_IPV6 = 41;
     private static final int SO_ORIGINAL_DST = 80;
 
     /**
-     * The destination an accepted IPv4 connection was sent to before a {@code redirect} of its network namespace's
-     * nftables rewrote it, read from the kernel's connection tracking (the client cannot forge it); its own local
-     * address when nothing rewrote it; null when the kernel tracks no connection for it.
+     * The destination an accepted IPv4 or IPv6 connection was sent to before a {@code redirect} of its network
+     * namespace's nftables rewrote it, read from the kernel's connection tracking (the client cannot forge it); its
+     * own local address when nothing rewrote it; null when the kernel tracks no connection for it.
      */
     static java.net.InetSocketAddress originalDestination(int fd) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment addr = arena.allocate(16, 8);
+            boolean v6 = intOption(fd, SOL_SOCKET, SO_DOMAIN) == AF_INET6;
+            MemorySegment addr = arena.allocate(SOCKADDR_IN6_SIZE, 8);
             MemorySegment length = arena.allocate(4, 4);
-            length.set(ValueLayout.JAVA_INT, 0, 16);
-            if (SYS.call("getsockopt", fd, SOL_IP, SO_ORIGINAL_DST, addr.address(), length.address()).failed()
-                    || addr.get(ValueLayout.JAVA_SHORT, 0) != AF_INET) {
+            length.set(ValueLayout.JAVA_INT, 0, v6 ? SOCKADDR_IN6_SIZE : 16);
+            if (SYS.call("getsockopt", fd, v6 ? SOL_IPV6 : SOL_IP, SO_ORIGINAL_DST, addr.address(),
+                    length.address()).failed() || addr.get(ValueLayout.JAVA_SHORT, 0) != (v6 ? AF_INET6 : AF_INET)) {
                 return null;
             }
             int port = Short.toUnsignedInt(addr.get(ValueLayout.JAVA_SHORT.withOrder(ByteOrder.BIG_ENDIAN), 2));
-            byte[] ip = addr.asSlice(4, 4).toArray(ValueLayout.JAVA_BYTE);
+            byte[] ip = v6 ? addr.asSlice(8, 16).toArray(ValueLayout.JAVA_BYTE)
+                    : addr.asSlice(4, 4).toArray(ValueLayout.JAVA_BYTE);
             return new java.net.InetSocketAddress(java.net.InetAddress.getByAddress(ip), port);
-        } catch (java.net.UnknownHostException e) {
+        } catch (IOException e) {
             return null;
         }
     }

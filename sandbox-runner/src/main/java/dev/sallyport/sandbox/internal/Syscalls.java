@@ -25,7 +25,8 @@ final class Syscalls {
     private static final MethodHandle SYSCALL = LINKER.downcallHandle(
             LINKER.defaultLookup().find("syscall").orElseThrow(),
             FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
-                    ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG),
+                    ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
+                    ValueLayout.JAVA_LONG),
             Linker.Option.firstVariadicArg(1), Linker.Option.captureCallState("errno"));
 
     /** The result of one call: {@code value} when it succeeded, else -1 and the errno. */
@@ -83,9 +84,14 @@ final class Syscalls {
     }
 
     Result call(String name, long a, long b, long c, long d, long e) {
+        return call6(name, a, b, c, d, e, 0);
+    }
+
+    /** A call of six arguments ({@code sendto}, {@code recvfrom}). */
+    Result call6(String name, long a, long b, long c, long d, long e, long f) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(CAPTURE);
-            long value = (long) SYSCALL.invokeExact(state, (long) arch.nr(name), a, b, c, d, e);
+            long value = (long) SYSCALL.invokeExact(state, (long) arch.nr(name), a, b, c, d, e, f);
             int errno = value == -1 ? (int) ERRNO.get(state, 0L) : 0;
             return new Result(value, errno);
         } catch (Throwable t) {
