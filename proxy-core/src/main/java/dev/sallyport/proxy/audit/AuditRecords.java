@@ -140,6 +140,9 @@ final class AuditRecords {
                 .field("ecosystem", f.ecosystem())
                 .field("package", f.packageName())
                 .field("version", f.version())
+                .field("repository", f.repository())
+                .field("refs", f.refs())
+                .field("refs_refused", f.refsRefused())
                 .end();
     }
 
