@@ -39,14 +39,20 @@ final class GitStage {
 
     private GitStage() {}
 
+    private static final Pass PASS = new Pass();
+
+    /** The plan for {@code request}; {@code entries} those of its host and port (none: it passes unread). */
     static Plan plan(ExchangeRequest request, List<GitRule> entries) {
+        if (entries.isEmpty()) {
+            return PASS;
+        }
         return switch (GitRequest.of(request.method(), request.originForm())) {
-            case GitRequest.Other o -> new Pass();
+            case GitRequest.Other o -> PASS;
             case GitRequest.Unreadable u -> new Refuse(null, null, GitReasons.REQUEST_UNREADABLE, u.why());
             case GitRequest.PushDiscovery d -> {
                 GitRule rule = GitRule.first(entries, d.repository());
                 String refused = GitRule.discoveryRefusal(rule);
-                yield refused == null ? new Pass() : new Refuse(rule, d.repository(), refused, null);
+                yield refused == null ? PASS : new Refuse(rule, d.repository(), refused, null);
             }
             case GitRequest.Push p -> {
                 GitRule rule = GitRule.first(entries, p.repository());
