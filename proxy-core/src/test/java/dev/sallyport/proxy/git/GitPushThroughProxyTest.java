@@ -189,6 +189,24 @@ class GitPushThroughProxyTest {
         assertThat(head(widgets, "refs/heads/agent/keep")).isEqualTo(head(work, "HEAD"));
     }
 
+    /** A client that is not git: a command list that does not read, or an encoded body, never reaches the server. */
+    @Test
+    void aPushBodyThatDoesNotReadAsCommandsIsRefusedUnsent() throws Exception {
+        serve(false);
+        String url = url("widgets") + "/git-receive-pack";
+        for (List<String> odd : List.of(List.of("--data-binary", "00zzrefs/heads/main"),
+                List.of("--data-binary", "0001", "-H", "Content-Type: application/x-git-receive-pack-request"),
+                List.of("--data-binary", "anything", "-H", "Content-Encoding: gzip"))) {
+            List<String> command = new ArrayList<>(List.of("curl", "-sS", "-x", proxy.proxyUrl(), "--noproxy", "",
+                    "-D", "-", "-X", "POST", url));
+            command.addAll(odd);
+            ExternalProcess.Result r = ExternalProcess.run(Duration.ofSeconds(30), command, null);
+            assertThat(r.stdout()).as(odd.toString()).contains("HTTP/1.1 403").containsPattern(
+                    "X-Sallyport-Reason: (git_commands_unreadable|git_body_encoded)");
+        }
+        assertThat(site.requests()).extracting(HttpsSite.Request::method).doesNotContain("POST");
+    }
+
     @Test
     void aPushOfSeveralMebibytesLands() throws Exception {
         serve(true);
