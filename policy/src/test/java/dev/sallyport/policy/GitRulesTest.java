@@ -128,6 +128,22 @@ class GitRulesTest {
                 .text()).contains("reason: git_repository_not_listed");
     }
 
+    /** The README's example policy loads and decides as the README says. */
+    @Test
+    void theReadmeExampleLoads() throws Exception {
+        String readme = Files.readString(Path.of("..", "README.md"));
+        int section = readme.indexOf("## Keeping pushes to the refs you allow");
+        int start = readme.indexOf("```yaml\n", section) + "```yaml\n".length();
+        PolicyEngine e = PolicyEngine.compile(load(readme.substring(start, readme.indexOf("```", start))));
+        List<GitRule> entries = e.git("git.example.com", 443);
+        assertThat(entries).extracting(GitRule::name).containsExactly("agent-branches", "everything-else");
+        assertThat(GitRule.refusal(GitRule.first(entries, "acme/tools-cli"), new RefUpdate(ZERO, A,
+                "refs/heads/agent/fix"))).isNull();
+        assertThat(GitRule.refusal(GitRule.first(entries, "acme/widgets"), new RefUpdate(A, B, "refs/heads/main")))
+                .isEqualTo(GitReasons.REF_NOT_ALLOWED);
+        assertThat(GitRule.discoveryRefusal(GitRule.first(entries, "acme/other"))).isEqualTo(GitReasons.PUSH_DENIED);
+    }
+
     @Test
     void everyMistakeIsOneLine() {
         PolicyException e = catchThrowableOfType(PolicyException.class, () -> load("""
