@@ -24,6 +24,8 @@ public final class GitReasons {
     public static final String COMMANDS_UNREADABLE = "git_commands_unreadable";
     /** The command list is longer than the proxy reads before deciding. */
     public static final String COMMANDS_TOO_LONG = "git_commands_too_long";
+    /** The command list did not arrive within the idle timeout: the held dial is given up. */
+    public static final String COMMANDS_TIMEOUT = "git_commands_timeout";
     /** The push body has a {@code Content-Encoding} (git never sends one for a push): refused unread. */
     public static final String BODY_ENCODED = "git_body_encoded";
     /** The request names the receive-pack service in a shape the proxy does not read (fail closed). */

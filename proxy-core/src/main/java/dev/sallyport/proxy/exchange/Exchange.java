@@ -152,6 +152,14 @@ public final class Exchange {
     void gitPush(GitPushGate gate, java.util.function.Supplier<Future<UpstreamLease>> dialer) {
         this.push = gate;
         dialAfter(gate.verdict(), dialer);
+        long idle = context.policy().proxy().timeouts().idle().toNanos();
+        ScheduledFuture<?> timer = down.channel().eventLoop().schedule(() -> {
+            if (gate.reading() && state instanceof State.Dialing) {     // a client that never sends its commands
+                audit.denied(dev.sallyport.policy.GitReasons.COMMANDS_TIMEOUT);
+                refuseDuringRequest(408, dev.sallyport.policy.GitReasons.COMMANDS_TIMEOUT);
+            }
+        }, idle, TimeUnit.NANOSECONDS);
+        gate.verdict().whenComplete((answer, failure) -> timer.cancel(false));
         down.readRequestBody();
     }
 

@@ -207,6 +207,29 @@ class GitPushThroughProxyTest {
         assertThat(site.requests()).extracting(HttpsSite.Request::method).doesNotContain("POST");
     }
 
+    /** A client that starts a push and never sends its commands does not hold the exchange past the idle timeout. */
+    @Test
+    void aPushWhoseCommandsNeverComeIsGivenUpAfterTheIdleTimeout() throws Exception {
+        serve(false);
+        proxy.close();
+        String port = Integer.toString(site.port());
+        proxy = ProxyFixture.start(ProxyFixture.policy(null, HOST + ":" + port, "  timeouts: {idle: 1s}\n",
+                "  - name: forge\n    hosts: [" + HOST + "]\n    ports: [" + port + "]\n") + "git:\n  - name: all\n"
+                + "    hosts: [" + HOST + "]\n    ports: [" + port + "]\n    push: allow\n    refs: [\"refs/**\"]\n",
+                new MapResolver().map(HOST, "127.0.0.1"), Files.createDirectories(dir.resolve("proxy-idle")));
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", proxy.port())) {
+            s.setSoTimeout(20_000);
+            s.getOutputStream().write(("POST " + url("widgets") + "/git-receive-pack HTTP/1.1\r\nHost: " + HOST + ":"
+                    + port + "\r\nContent-Length: 100\r\n\r\n00").getBytes(StandardCharsets.US_ASCII));
+            String answer = new String(s.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+            assertThat(answer).startsWith("HTTP/1.1 408").contains("X-Sallyport-Reason: git_commands_timeout");
+        }
+        AuditFields f = proxy.events.await("exchange", r -> "git_commands_timeout".equals(r.reason()));
+        assertThat(f.decision()).isEqualTo("deny");
+        assertThat(f.status()).isEqualTo(408);
+        assertThat(site.requests()).extracting(HttpsSite.Request::method).doesNotContain("POST");
+    }
+
     @Test
     void aPushOfSeveralMebibytesLands() throws Exception {
         serve(true);
