@@ -83,6 +83,7 @@ public final class Explain {
         Decision request = engine.onRequest(host, port, m, target, client);
         List<String> registryLines = new ArrayList<>();
         request = registry(engine, hostText(host), port, m, target, request, registryLines);
+        request = git(engine, hostText(host), port, m, target, request, registryLines);
         Decision shown = connect != null && !connect.permitsTraffic() ? connect : request;
         lines.add("decision: " + shown.verdict().code());
         lines.add("rule: " + ruleText(shown));
@@ -145,6 +146,54 @@ public final class Explain {
         }
         lines.add("refused: " + refused);
         return new Decision(Verdict.DENY, r.ruleName(), r.line(), refused, request.tls(), request.normalizedPath());
+    }
+
+    /**
+     * For a request the rules let through to a host of {@code git:} entries: whether it pushes, to which repository,
+     * and which entry decides; a discovery the entry refuses becomes a deny.
+     */
+    private static Decision git(PolicyEngine engine, String host, int port, String method, String target,
+                                Decision request, List<String> lines) {
+        List<GitRule> entries = request.permitsTraffic() ? engine.git(host, port) : List.of();
+        if (entries.isEmpty()) {
+            return request;
+        }
+        String refused;
+        GitRule deciding = null;
+        switch (GitRequest.of(method, target)) {
+            case GitRequest.Other o -> {
+                lines.add("git: not a push (fetches, clones and other requests pass)");
+                return request;
+            }
+            case GitRequest.Unreadable u -> {
+                lines.add("git: " + u.why());
+                refused = GitReasons.REQUEST_UNREADABLE;
+            }
+            case GitRequest.PushDiscovery d -> {
+                deciding = GitRule.first(entries, d.repository());
+                lines.add("git: the discovery of a push to " + d.repository() + gitEntryText(deciding));
+                refused = GitRule.discoveryRefusal(deciding);
+            }
+            case GitRequest.Push p -> {
+                deciding = GitRule.first(entries, p.repository());
+                lines.add("git: a push to " + p.repository() + gitEntryText(deciding));
+                refused = GitRule.discoveryRefusal(deciding);
+                if (refused == null) {
+                    lines.add("then: each ref update of the body is decided; one refused refuses the push");
+                }
+            }
+        }
+        if (refused == null) {
+            return request;
+        }
+        lines.add("refused: " + refused);
+        return new Decision(Verdict.DENY, deciding == null ? "git" : deciding.ruleName(),
+                deciding == null ? 0 : deciding.line(), refused, request.tls(), request.normalizedPath());
+    }
+
+    private static String gitEntryText(GitRule deciding) {
+        return deciding == null ? " (no git entry of this host names it)"
+                : " (git entry " + deciding.name() + ", line " + deciding.line() + ": " + deciding.pushText() + ")";
     }
 
     private static String rulesText(Registry r) {

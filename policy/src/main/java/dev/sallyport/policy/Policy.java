@@ -11,13 +11,21 @@ import java.util.Set;
  * against the file's folder). Reload swaps one Policy (through its {@link PolicyEngine}) for another.
  *
  * @param registries package registries seen as what they are ({@link Registry}): their hosts reached through them alone
+ * @param git        what pushes git's smart HTTP protocol may make ({@link GitRule}), in order
  * @param source nullable: the file it came from
  */
 public record Policy(ProxySettings proxy, CaSettings ca, AuditSettings audit, Mode mode, UpstreamSettings upstream,
                      NetworkSettings network, List<Rule> rules, List<SecretSpec> secrets, Path source,
-                     List<Registry> registries) {
+                     List<Registry> registries, List<GitRule> git) {
 
-    /** A policy without registries. */
+    /** A policy without git entries. */
+    public Policy(ProxySettings proxy, CaSettings ca, AuditSettings audit, Mode mode, UpstreamSettings upstream,
+                  NetworkSettings network, List<Rule> rules, List<SecretSpec> secrets, Path source,
+                  List<Registry> registries) {
+        this(proxy, ca, audit, mode, upstream, network, rules, secrets, source, registries, List.of());
+    }
+
+    /** A policy without registries and git entries. */
     public Policy(ProxySettings proxy, CaSettings ca, AuditSettings audit, Mode mode, UpstreamSettings upstream,
                   NetworkSettings network, List<Rule> rules, List<SecretSpec> secrets, Path source) {
         this(proxy, ca, audit, mode, upstream, network, rules, secrets, source, List.of());
@@ -33,6 +41,7 @@ public record Policy(ProxySettings proxy, CaSettings ca, AuditSettings audit, Mo
         rules = List.copyOf(rules);
         secrets = List.copyOf(secrets);
         registries = List.copyOf(registries);
+        git = List.copyOf(git);
         Set<String> names = new HashSet<>();
         for (Rule r : rules) {
             if (!names.add(r.name())) {

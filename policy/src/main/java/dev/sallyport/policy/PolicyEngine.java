@@ -35,6 +35,7 @@ public final class PolicyEngine {
     private final boolean encodedSlashRules;
     private final int[] rulePorts;
     private final java.util.Map<String, Registry> registryHosts;
+    private final java.util.Map<String, List<GitRule>> gitHosts;
 
     private PolicyEngine(Policy policy) {
         this.policy = policy;
@@ -46,6 +47,12 @@ public final class PolicyEngine {
         }
         rules.addAll(policy.rules());
         this.registryHosts = java.util.Map.copyOf(byHost);
+        java.util.Map<String, List<GitRule>> git = new java.util.HashMap<>();
+        for (GitRule g : policy.git()) {
+            g.hosts().forEach(h -> git.computeIfAbsent(h, k -> new java.util.ArrayList<>()).add(g));
+        }
+        git.replaceAll((h, entries) -> List.copyOf(entries));
+        this.gitHosts = java.util.Map.copyOf(git);
         this.index = new RuleIndex(rules);
         this.audit = policy.mode() == Mode.AUDIT;
         this.deny4 = policy.network().deny().stream().filter(c -> c.base().isV4()).toArray(Cidr[]::new);
@@ -75,6 +82,19 @@ public final class PolicyEngine {
     public Registry registry(String normalizedHost, int port) {
         Registry r = registryHosts.get(normalizedHost);
         return r != null && r.ports().contains(port) ? r : null;
+    }
+
+    /**
+     * The {@code git:} entries for {@code normalizedHost} on {@code port}, in policy order; empty when none: then
+     * pushes to it are not the proxy's business.
+     */
+    public List<GitRule> git(String normalizedHost, int port) {
+        List<GitRule> all = gitHosts.get(normalizedHost);
+        if (all == null) {
+            return List.of();
+        }
+        return all.stream().allMatch(g -> g.ports().contains(port)) ? all
+                : all.stream().filter(g -> g.ports().contains(port)).toList();
     }
 
     /**

@@ -4,6 +4,7 @@ import dev.sallyport.policy.AuditSettings;
 import dev.sallyport.policy.CaSettings;
 import dev.sallyport.policy.Cidr;
 import dev.sallyport.policy.DefaultDeny;
+import dev.sallyport.policy.GitRule;
 import dev.sallyport.policy.HostPattern;
 import dev.sallyport.policy.HostPort;
 import dev.sallyport.policy.Limits;
@@ -60,7 +61,7 @@ public final class PolicyParser {
                     List.of(), source);
         }
         Map<String, Node> top = t.mapping(root, "", Set.of("proxy", "ca", "audit", "mode", "upstream", "network",
-                "rules", "secrets", "registries"));
+                "rules", "secrets", "registries", "git"));
         if (top == null) {
             return null;
         }
@@ -78,12 +79,13 @@ public final class PolicyParser {
         if (registries != null && rules != null) {
             registryParser.conflicts(registries, rules, top.get("rules"));
         }
-        if (!t.problems().isEmpty() || proxy == null || ca == null || audit == null || mode == null
+        List<GitRule> git = section(top, "git", List.of(), new GitParser(t, rp)::entries);
+        if (!t.problems().isEmpty() || git == null || proxy == null || ca == null || audit == null || mode == null
                 || upstream == null || network == null || rules == null || secrets == null || registries == null) {
             return null;
         }
         try {
-            return new Policy(proxy, ca, audit, mode, upstream, network, rules, secrets, source, registries);
+            return new Policy(proxy, ca, audit, mode, upstream, network, rules, secrets, source, registries, git);
         } catch (IllegalArgumentException e) {
             t.problem(root, "", e.getMessage(), "a consistent policy");
             return null;

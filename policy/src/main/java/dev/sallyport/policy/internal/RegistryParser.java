@@ -44,22 +44,10 @@ final class RegistryParser {
     }
 
     List<Registry> registries(Node node) {
-        List<Node> items = t.sequence(node, "registries", "registries (mappings with name, ecosystem, hosts, ...)");
-        if (items == null) {
-            return null;
-        }
-        List<Registry> out = new ArrayList<>();
         Map<String, Integer> names = new HashMap<>();
         Map<String, String> hostOwners = new HashMap<>();
-        boolean ok = true;
-        for (int i = 0; i < items.size(); i++) {
-            Registry r = registry(items.get(i), "registries[" + i + "]", names, hostOwners);
-            ok &= r != null;
-            if (r != null) {
-                out.add(r);
-            }
-        }
-        return ok ? out : null;
+        return rules.each(node, "registries", "registries (mappings with name, ecosystem, hosts, ...)",
+                (item, p) -> registry(item, p, names, hostOwners));
     }
 
     private Registry registry(Node node, String p, Map<String, Integer> names, Map<String, String> hostOwners) {
@@ -192,7 +180,8 @@ final class RegistryParser {
         return rule;
     }
 
-    private static String exactHost(String s) {
+    /** An exact host name (no wildcard, no IP address), normalized. */
+    static String exactHost(String s) {
         if (s.startsWith("*")) {
             throw new IllegalArgumentException("'" + s + "' is a wildcard");
         }

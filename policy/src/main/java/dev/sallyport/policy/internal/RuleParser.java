@@ -140,6 +140,27 @@ final class RuleParser {
         return ok ? out : null;
     }
 
+    /**
+     * The entries of the sequence {@code key} ({@code node}), each read by {@code read} (the item and its path,
+     * {@code key[i]}; null after its problems); null when any had problems.
+     */
+    <T> List<T> each(Node node, String key, String expected, java.util.function.BiFunction<Node, String, T> read) {
+        List<Node> items = t.sequence(node, key, expected);
+        if (items == null) {
+            return null;
+        }
+        List<T> out = new java.util.ArrayList<>();
+        boolean ok = true;
+        for (int i = 0; i < items.size(); i++) {
+            T r = read.apply(items.get(i), key + "[" + i + "]");
+            ok &= r != null;
+            if (r != null) {
+                out.add(r);
+            }
+        }
+        return ok ? out : null;
+    }
+
     /** A list under {@code key}, empty when absent; null after problems (bad items included). */
     <T> List<T> optionalList(Map<String, Node> m, String key, String p, String expected,
                                      java.util.function.Function<String, T> parse) {

@@ -145,7 +145,10 @@ final class AuditRecords {
                 .field("placeholders_forwarded", f.placeholdersForwarded())
                 .field("ecosystem", f.ecosystem())
                 .field("package", f.packageName())
-                .field("version", f.version());
+                .field("version", f.version())
+                .field("repository", f.repository())
+                .field("refs", f.refs())
+                .field("refs_refused", f.refsRefused());
     }
 
     private static String nonBlank(String s, String fallback) {

@@ -87,6 +87,7 @@ public final class Exchange {
     private long bytesUp;
     private long bytesDown;
     private DocumentFilter document;     // null unless this is a registry's package document
+    private GitPushGate push;            // null unless this is a git push whose ref updates decide its dial
 
     Exchange(ProxyContext context, Dialer connector, Downstream down, AuditRecord audit,
              Destination destination, HttpRequest upstreamHead, SecretsStage secrets, ExchangeRequest.Upgrade upgrade) {
@@ -144,6 +145,24 @@ public final class Exchange {
         this.document = filter;
     }
 
+    /**
+     * Holds the dial until {@code gate} has read and decided the push's ref updates from the body's first parts
+     * (held here meanwhile), then dials with {@code dialer}, or answers the gate's refusal once the body was read.
+     */
+    void gitPush(GitPushGate gate, java.util.function.Supplier<Future<UpstreamLease>> dialer) {
+        this.push = gate;
+        dialAfter(gate.verdict(), dialer);
+        long idle = context.policy().proxy().timeouts().idle().toNanos();
+        ScheduledFuture<?> timer = down.channel().eventLoop().schedule(() -> {
+            if (gate.reading() && state instanceof State.Dialing) {     // a client that never sends its commands
+                audit.denied(dev.sallyport.policy.GitReasons.COMMANDS_TIMEOUT);
+                refuseDuringRequest(408, dev.sallyport.policy.GitReasons.COMMANDS_TIMEOUT);
+            }
+        }, idle, TimeUnit.NANOSECONDS);
+        gate.verdict().whenComplete((answer, failure) -> timer.cancel(false));
+        down.readRequestBody();
+    }
+
     /** Dials the destination (after the core decided); the request goes out once the dialed address is checked. */
     void dial(Future<UpstreamLease> lease) {
         context.exchangeStarted();
@@ -174,6 +193,7 @@ public final class Exchange {
                 dialNow(dialer.get());
                 return;
             }
+            ((State.Dialing) state).pending().forEach(ReferenceCountUtil::release);
             int code = answer != null ? answer.status().code() : 502;
             audit.denied(answer != null ? answer.headers().get(dev.sallyport.proxy.http.Responses.REASON_HEADER)
                     : "upstream_failed").status(code);
@@ -310,6 +330,7 @@ public final class Exchange {
             requestBody = RequestBody.COMPLETE;
         }
         switch (state) {
+            case State.Dialing d when push != null && push.holding() -> gitBody(d, parts, last);
             case State.Dialing d -> d.pending().addAll(parts);
             case State.Open o -> {
                 if (parts.isEmpty()) {      // all of it waits to be judged with what comes next
@@ -328,6 +349,31 @@ public final class Exchange {
                 });
             }
             default -> parts.forEach(ReferenceCountUtil::release);
+        }
+    }
+
+    /** A part of a git push's body while its gate holds the dial: read, held (or dropped once refused). */
+    private void gitBody(State.Dialing d, List<HttpContent> parts, boolean last) {
+        if (!push.draining()) {
+            d.pending().addAll(parts);
+            for (int i = 0; i < parts.size() && push.reading(); i++) {
+                push.offer(parts.get(i).content(), last && i == parts.size() - 1);
+            }
+            if (parts.isEmpty() && last) {
+                push.offer(io.netty.buffer.Unpooled.EMPTY_BUFFER, true);
+            }
+            if (push.refused()) {           // nothing of the body goes anywhere
+                d.pending().forEach(ReferenceCountUtil::release);
+                d.pending().clear();
+            }
+        } else {
+            parts.forEach(ReferenceCountUtil::release);
+            if (last) {
+                push.bodyEnded();
+            }
+        }
+        if (push.holding() && !last) {
+            down.readRequestBody();
         }
     }
 
@@ -476,6 +522,9 @@ public final class Exchange {
             d.pending().forEach(ReferenceCountUtil::release);
         }
         state = dialing ? new State.Abandoned(status) : new State.Ended();
+        if (push != null) {
+            push.release();
+        }
         cancelHeaderTimer();
         response.close();
         if (secrets != null) {

@@ -94,6 +94,20 @@ public final class ExchangeCore {
             answer(audit, registry, r, down);
             return null;
         }
+        GitStage.Plan git = GitStage.plan(request, snapshot.engine().git(request.target().host(),
+                request.target().port()));
+        if (git instanceof GitStage.Refuse r) {
+            GitStage.record(audit, r);
+            context.emit(new ProxyEvent.Decided(context.clock().instant(), "request", audit.fields()));
+            if (!request.body().empty()) {      // its body unread: the connection closes after the answer
+                down.refuse(403, r.reason(), GitStage.message(r.rule(), r.repository(), r.reason()), false);
+                return null;
+            }
+            io.netty.handler.codec.http.FullHttpResponse response = GitStage.answer(down.channel().alloc(), r);
+            down.channel().eventLoop().execute(() -> down.send(response, true)
+                    .addListener((io.netty.channel.ChannelFutureListener) f -> down.ended(f.isSuccess())));
+            return null;
+        }
         boolean websocket = request.upgrade() == ExchangeRequest.Upgrade.WEBSOCKET;
         boolean tls = request.leg() == UpstreamLeg.TLS;
         // HTTP/2 toward the upstream when the client speaks it (and the server chooses it); WebSocket needs HTTP/1.1
@@ -115,6 +129,11 @@ public final class ExchangeCore {
         // The request's decision is recorded once the dial check has run (Exchange.upstreamReady): an address
         // denied by network.deny must be counted as a deny, not as the rule's allow.
         Exchange exchange = new Exchange(context, connector, down, audit, dest, head, secrets, request.upgrade());
+        if (git instanceof GitStage.Inspect i) {
+            exchange.gitPush(new GitPushGate(i.rule(), i.repository(), audit, down.channel().alloc()),
+                    () -> connector.acquire(dest, snapshot.engine(), down.channel().eventLoop(), audit.client()));
+            return exchange;
+        }
         switch (plan) {
             case RegistryStage.Filter f -> {
                 RegistryStage.documentHead(registry, head.headers());

@@ -34,6 +34,9 @@ public final class AuditRecord {
     private String ecosystem;
     private String packageName;
     private String version;
+    private String repository;
+    private List<String> refs;
+    private List<String> refsRefused;
 
     public AuditRecord(String id, SocketAddress client) {
         this(id, clientText(client));
@@ -72,6 +75,19 @@ public final class AuditRecord {
         version = ver;
         return this;
     }
+    /**
+     * What a git push asked for: the repository, the refs it updates and those refused (nullable each); a non-null
+     * {@code deciding} rule ({@code git:NAME}) replaces the rule of the record.
+     */
+    public AuditRecord git(String deciding, String repo, List<String> updated, List<String> refused) {
+        if (deciding != null) {
+            rule = deciding;
+        }
+        repository = repo;
+        refs = updated == null ? null : List.copyOf(updated);
+        refsRefused = refused == null ? null : List.copyOf(refused);
+        return this;
+    }
     public AuditRecord bytes(long up, long down) { bytesUp = up; bytesDown = down; return this; }
     public AuditRecord duration(long ms) { durationMs = ms; return this; }
     /** Names (never values) of the secrets injected into, or refused on, this request; none: no field. */
@@ -106,6 +122,6 @@ public final class AuditRecord {
     public AuditFields fields() {
         return new AuditFields(id, client, identity, host, port, ip, method, path, status, decision, rule, reason, tls,
                 sni, bytesUp, bytesDown, durationMs, secrets, forwarded, protocol, upstreamProtocol, arrival, ecosystem,
-                packageName, version);
+                packageName, version, repository, refs, refsRefused);
     }
 }

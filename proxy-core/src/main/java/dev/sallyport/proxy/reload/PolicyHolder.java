@@ -215,7 +215,7 @@ public final class PolicyHolder implements AutoCloseable {
         note(notes, "upstream.proxy", running.upstream().proxy(), loaded.upstream().proxy());
         return new Policy(kept, running.ca(), running.audit(), loaded.mode(),
                 loaded.upstream().withProxy(running.upstream().proxy()), loaded.network(),
-                loaded.rules(), loaded.secrets(), loaded.source());
+                loaded.rules(), loaded.secrets(), loaded.source(), loaded.registries(), loaded.git());
     }
 
     private static void note(List<String> notes, String key, Object was, Object now) {

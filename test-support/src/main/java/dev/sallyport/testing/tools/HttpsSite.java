@@ -5,6 +5,7 @@ import com.sun.net.httpserver.HttpContext;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpServer;
 import com.sun.net.httpserver.HttpsServer;
 import dev.sallyport.testing.TestPki;
 import dev.sallyport.testing.TestServerSockets;
@@ -72,11 +73,11 @@ public final class HttpsSite implements AutoCloseable {
         }
     }
 
-    private final HttpsServer server;
+    private final HttpServer server;
     private final ExecutorService executor;
     private final List<Request> requests = new CopyOnWriteArrayList<>();
 
-    private HttpsSite(HttpsServer server, ExecutorService executor) {
+    private HttpsSite(HttpServer server, ExecutorService executor) {
         this.server = server;
         this.executor = executor;
     }
@@ -93,6 +94,19 @@ public final class HttpsSite implements AutoCloseable {
             return new HttpsSite(server, executor);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start a test HTTPS site", e);
+        }
+    }
+
+    /** Starts the same site in cleartext HTTP, for tests of plain {@code http://} traffic. */
+    public static HttpsSite plain() {
+        try {
+            HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
+            ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+            server.setExecutor(executor);
+            server.start();
+            return new HttpsSite(server, executor);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start a test HTTP site", e);
         }
     }
 
