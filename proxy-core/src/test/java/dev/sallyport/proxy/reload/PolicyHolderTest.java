@@ -2,9 +2,11 @@ package dev.sallyport.proxy.reload;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sallyport.policy.GitRule;
 import dev.sallyport.policy.PolicyEngine;
 import dev.sallyport.proxy.inject.SecretStore;
 import dev.sallyport.policy.PolicyLoader;
+import dev.sallyport.policy.Registry;
 import dev.sallyport.policy.Verdict;
 import dev.sallyport.proxy.audit.AuditLog;
 import dev.sallyport.proxy.events.ProxyEvent;
@@ -103,6 +105,30 @@ class PolicyHolderTest {
             assertThat(r.result()).isEqualTo("success");
             assertThat(r.source()).isEqualTo(file.toAbsolutePath().toString());
         });
+    }
+
+    @Test
+    void aReloadAppliesTheNewFilesRegistriesAndGitEntries() throws Exception {
+        Path file = policy(allowing("a.example"));
+        holder(file, e -> {});
+        assertThat(holder.current().policy().registries()).isEmpty();
+
+        Files.writeString(file, allowing("git.example") + """
+                registries:
+                  - name: npm
+                    ecosystem: npm
+                    hosts: [registry.example]
+                    min_release_age: 7d
+                git:
+                  - name: agent
+                    hosts: [git.example]
+                    push: deny
+                """);
+        assertThat(holder.reload().success()).isTrue();
+
+        // a reload once rebuilt the policy without these sections: the filter and the push rules went quietly
+        assertThat(holder.current().policy().registries()).extracting(Registry::name).containsExactly("npm");
+        assertThat(holder.current().policy().git()).extracting(GitRule::name).containsExactly("agent");
     }
 
     @Test
