@@ -22,6 +22,7 @@ import dev.sallyport.proxy.events.ProxyEventListener;
 import dev.sallyport.proxy.exchange.ExchangeCore;
 import dev.sallyport.proxy.inject.Placeholders;
 import dev.sallyport.proxy.inject.SecretStore;
+import dev.sallyport.proxy.internal.AcceptPause;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.metrics.ProxyMetrics;
 import dev.sallyport.proxy.mitm.ServerContexts;
@@ -235,6 +236,7 @@ public final class SallyportProxy implements AutoCloseable {
                     .group(group)
                     .channel(Transports.serverChannel())
                     .option(ChannelOption.SO_BACKLOG, 1024)
+                    .handler(new AcceptPause())
                     .childOption(ChannelOption.AUTO_READ, false)
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childHandler(new FrontendInitializer(context, new ExchangeCore(context, connector), connector,
@@ -287,6 +289,7 @@ public final class SallyportProxy implements AutoCloseable {
                 .group(group)
                 .channel(Transports.serverChannel())
                 .option(ChannelOption.SO_BACKLOG, 1024)
+                .handler(new AcceptPause())
                 .childOption(ChannelOption.AUTO_READ, false)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childHandler(new FrontendInitializer(context, core, connector, minter, prepared.serverTls(),
