@@ -115,7 +115,7 @@ public final class SallyportProxy implements AutoCloseable {
      */
     public static SallyportProxy start(ProxyOptions options) throws Exception {
         Policy policy = options.policy();
-        InstantSource clock = InstantSource.system();
+        InstantSource clock = options.clock() != null ? options.clock() : InstantSource.system();
         // The slow, independent parts of start-up (mostly class loading, initialisation and cold EC arithmetic)
         // run side by side: the CA with BouncyCastle, BoringSSL with the upstream trust, and what the head start
         // began before the command line was parsed (metrics, leaf keys, server TLS).
@@ -135,7 +135,7 @@ public final class SallyportProxy implements AutoCloseable {
         try {
             Placeholders placeholders = options.placeholders() != null ? options.placeholders()
                     : Placeholders.deferred(StateDirectory.resolve());
-            store = SecretStore.load(policy, placeholders);   // SecretLoadException: one line per problem
+            store = SecretStore.load(policy.secrets(), placeholders, System::getenv, clock);  // one line a problem
             metrics = await(metricsLater);
             audit = AuditLog.open(policy.audit(), clock, metrics, policy.proxy().limits().maxConnections(),
                     await(auditKeyLater));
@@ -151,7 +151,7 @@ public final class SallyportProxy implements AutoCloseable {
         ProxyEventListener events = options.extraListener() == null ? ProxyEventListener.all(audit, metrics)
                 : ProxyEventListener.all(audit, metrics, options.extraListener());
         PolicyHolder holder = new PolicyHolder(new Snapshot(PolicyEngine.compile(policy), store), policy.source(),
-                events);
+                events, clock);
         try {
             if (policy.source() != null) {
                 holder.watchFileAndSighup();
