@@ -30,14 +30,17 @@ import java.util.stream.Stream;
 import dev.sallyport.testing.Await;
 import dev.sallyport.testing.ExternalProcess;
 
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The proxy runs out of file descriptors: its own JVM, its soft RLIMIT_NOFILE lowered (prlimit) to a few above
  * what it holds once started, then driven past it by loopback clients. It must not spin on the accept it cannot
  * complete, must keep its listener, must answer a request it cannot dial upstream for with an error (and audit it),
- * and must serve again once the clients let go.
+ * and must serve again once the clients let go. Both transports: epoll is edge-triggered (a failed accept is not
+ * reported again until another connection arrives), NIO's selector is level-triggered (it reports the waiting
+ * connection at once, every time: the listener would spin without its pause).
  */
 class FileDescriptorsExhaustedTest {
 
@@ -51,8 +54,9 @@ class FileDescriptorsExhaustedTest {
     @TempDir
     Path dir;
 
-    @Test
-    void refusesWithoutSpinningAuditsAndServesAgainWhenDescriptorsFree() throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"epoll", "nio"})
+    void refusesWithoutSpinningAuditsAndServesAgainWhenDescriptorsFree(String transport) throws Exception {
         HttpServer upstream = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         upstream.createContext("/", exchange -> {
             byte[] body = "upstream-ok".getBytes(StandardCharsets.US_ASCII);
@@ -78,13 +82,16 @@ class FileDescriptorsExhaustedTest {
                     cidrs: [127.0.0.1/32]
                     ports: [%d]
                 """.formatted(audit, upstreamPort, upstreamPort));
-        ProcessBuilder builder = new ProcessBuilder(CliProcess.command("proxy", "--config", policy.toString()));
+        List<String> jvm = transport.equals("nio") ? List.of("-Dio.netty.transport.noNative=true") : List.of();
+        ProcessBuilder builder = new ProcessBuilder(CliProcess.command(jvm, "proxy", "--config",
+                policy.toString()));
         builder.environment().put("SALLYPORT_HOME", dir.resolve("state").toString());
         Process process = builder.start();
         List<String> stderr = new CopyOnWriteArrayList<>();
         List<Socket> clients = new ArrayList<>();
         try {
             int port = listeningPort(process, stderr);
+            assertThat(stderr).anyMatch(line -> line.contains("transport=" + transport));
             String url = "http://127.0.0.1:" + upstreamPort + "/";
             assertThat(get(port, url + "before")).startsWith("HTTP/1.1 200");
 
