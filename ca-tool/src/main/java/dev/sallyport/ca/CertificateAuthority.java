@@ -136,6 +136,10 @@ public final class CertificateAuthority {
             if (Files.isDirectory(file)) {
                 throw new CaException(what + ": is a directory (expected: a PEM file)");
             }
+            if (Files.exists(file) && !Files.isRegularFile(file)) {
+                // a FIFO or a device: reading one could wait for ever, or never end
+                throw new CaException(what + ": is not a regular file (expected: a PEM file)");
+            }
             if (Files.size(file) > MAX_FILE_BYTES) {
                 throw new CaException(what + ": larger than 1 MiB (expected: a PEM file)");
             }
@@ -245,8 +249,8 @@ public final class CertificateAuthority {
     public static CertificateAuthority loadOrInit(Path dir) throws CaException {
         Path certFile = dir.resolve(CERT_FILE);
         Path keyFile = dir.resolve(KEY_FILE);
-        boolean hasCert = Files.exists(certFile);
-        boolean hasKey = Files.exists(keyFile);
+        boolean hasCert = present(certFile, "CA certificate");
+        boolean hasKey = present(keyFile, "CA key");
         if (hasCert && hasKey) {
             return load(certFile, keyFile);
         }
@@ -261,6 +265,22 @@ public final class CertificateAuthority {
                 return load(certFile, keyFile); // another process created it first
             }
             throw e;
+        }
+    }
+
+    /**
+     * Whether {@code file} exists; a file that cannot be looked up (a folder on the way that cannot be searched)
+     * is an error, never taken for a missing one: a new CA must not be made over one that is there but unreadable.
+     */
+    private static boolean present(Path file, String what) throws CaException {
+        try {
+            Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class);
+            return true;
+        } catch (NoSuchFileException e) {
+            return false;
+        } catch (IOException e) {
+            throw new CaException(what + " " + file + ": cannot read (" + Pem.oneLine(e) + ") (expected: a file "
+                    + "this user can read, or none to create a new CA)", e);
         }
     }
 

@@ -28,7 +28,8 @@ final class CliProcess {
         return command(List.of(), args);
     }
 
-    private static List<String> command(List<String> jvmOptions, String... args) {
+    /** {@link #command(String...)} with options for the CLI's JVM. */
+    static List<String> command(List<String> jvmOptions, String... args) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("--enable-native-access=ALL-UNNAMED");

@@ -7,6 +7,7 @@ import dev.sallyport.proxy.audit.AuditKey;
 import dev.sallyport.proxy.connect.OriginalDestination;
 import dev.sallyport.proxy.events.ProxyEventListener;
 import dev.sallyport.proxy.inject.Placeholders;
+import java.time.InstantSource;
 import java.util.Objects;
 
 /**
@@ -15,7 +16,8 @@ import java.util.Objects;
  * null means the placeholder key in the state directory (what {@code sallyport secrets env} prints), {@code auditKey}
  * null the audit signing key in the state directory (what {@code sallyport audit key} prints), {@code capture}
  * null means the policy's {@code proxy.dns} and {@code proxy.transparent}, if it names them, unless a listen override
- * is given (the caller then places this proxy, as a sandbox run does for its own: no listener of the policy's).
+ * is given (the caller then places this proxy, as a sandbox run does for its own: no listener of the policy's),
+ * {@code clock} null the system clock.
  */
 public record ProxyOptions(
         Policy policy,
@@ -26,50 +28,60 @@ public record ProxyOptions(
         /* @Nullable */ Resolver resolver,
         /* @Nullable */ Placeholders placeholders,
         /* @Nullable */ AuditKey auditKey,
-        /* @Nullable */ Capture capture) {
+        /* @Nullable */ Capture capture,
+        /* @Nullable */ InstantSource clock) {
 
     public ProxyOptions {
         Objects.requireNonNull(policy, "policy");
     }
 
     public static ProxyOptions of(Policy policy) {
-        return new ProxyOptions(policy, null, null, null, null, null, null, null, null);
+        return new ProxyOptions(policy, null, null, null, null, null, null, null, null, null);
     }
 
     public ProxyOptions withCa(CertificateAuthority value) {
         return new ProxyOptions(policy, value, listenOverride, adminOverride, extraListener, resolver, placeholders,
-                auditKey, capture);
+                auditKey, capture, clock);
     }
 
     public ProxyOptions withListen(HostPort value) {
         return new ProxyOptions(policy, ca, value, adminOverride, extraListener, resolver, placeholders, auditKey,
-                capture);
+                capture, clock);
     }
 
     public ProxyOptions withAdmin(HostPort value) {
         return new ProxyOptions(policy, ca, listenOverride, value, extraListener, resolver, placeholders, auditKey,
-                capture);
+                capture, clock);
     }
 
     public ProxyOptions withListener(ProxyEventListener value) {
         return new ProxyOptions(policy, ca, listenOverride, adminOverride, value, resolver, placeholders, auditKey,
-                capture);
+                capture, clock);
     }
 
     public ProxyOptions withResolver(Resolver value) {
         return new ProxyOptions(policy, ca, listenOverride, adminOverride, extraListener, value, placeholders,
-                auditKey, capture);
+                auditKey, capture, clock);
     }
 
     public ProxyOptions withPlaceholders(Placeholders value) {
         return new ProxyOptions(policy, ca, listenOverride, adminOverride, extraListener, resolver, value, auditKey,
-                capture);
+                capture, clock);
     }
 
     /** The key that signs the audit log's checkpoints (tests; a run without a state folder). */
     public ProxyOptions withAuditKey(AuditKey value) {
         return new ProxyOptions(policy, ca, listenOverride, adminOverride, extraListener, resolver, placeholders,
-                value, capture);
+                value, capture, clock);
+    }
+
+    /**
+     * The wall clock the proxy reads (audit timestamps, certificate validity, secrets' files, registry release
+     * ages); sandbox leases and timeouts run on the monotonic clock whatever this says. Tests move it.
+     */
+    public ProxyOptions withClock(InstantSource value) {
+        return new ProxyOptions(policy, ca, listenOverride, adminOverride, extraListener, resolver, placeholders,
+                auditKey, capture, value);
     }
 
     /** Also answers DNS on {@code value} (UDP and TCP, port 0 for any), A and AAAA, with no transparent listener. */
@@ -79,7 +91,7 @@ public record ProxyOptions(
 
     public ProxyOptions withCapture(Capture value) {
         return new ProxyOptions(policy, ca, listenOverride, adminOverride, extraListener, resolver, placeholders,
-                auditKey, value);
+                auditKey, value, clock);
     }
 
     /**

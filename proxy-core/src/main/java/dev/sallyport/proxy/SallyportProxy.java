@@ -22,6 +22,7 @@ import dev.sallyport.proxy.events.ProxyEventListener;
 import dev.sallyport.proxy.exchange.ExchangeCore;
 import dev.sallyport.proxy.inject.Placeholders;
 import dev.sallyport.proxy.inject.SecretStore;
+import dev.sallyport.proxy.internal.AcceptPause;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.metrics.ProxyMetrics;
 import dev.sallyport.proxy.mitm.ServerContexts;
@@ -114,7 +115,7 @@ public final class SallyportProxy implements AutoCloseable {
      */
     public static SallyportProxy start(ProxyOptions options) throws Exception {
         Policy policy = options.policy();
-        InstantSource clock = InstantSource.system();
+        InstantSource clock = options.clock() != null ? options.clock() : InstantSource.system();
         // The slow, independent parts of start-up (mostly class loading, initialisation and cold EC arithmetic)
         // run side by side: the CA with BouncyCastle, BoringSSL with the upstream trust, and what the head start
         // began before the command line was parsed (metrics, leaf keys, server TLS).
@@ -134,7 +135,7 @@ public final class SallyportProxy implements AutoCloseable {
         try {
             Placeholders placeholders = options.placeholders() != null ? options.placeholders()
                     : Placeholders.deferred(StateDirectory.resolve());
-            store = SecretStore.load(policy, placeholders);   // SecretLoadException: one line per problem
+            store = SecretStore.load(policy.secrets(), placeholders, System::getenv, clock);  // one line a problem
             metrics = await(metricsLater);
             audit = AuditLog.open(policy.audit(), clock, metrics, policy.proxy().limits().maxConnections(),
                     await(auditKeyLater));
@@ -150,7 +151,7 @@ public final class SallyportProxy implements AutoCloseable {
         ProxyEventListener events = options.extraListener() == null ? ProxyEventListener.all(audit, metrics)
                 : ProxyEventListener.all(audit, metrics, options.extraListener());
         PolicyHolder holder = new PolicyHolder(new Snapshot(PolicyEngine.compile(policy), store), policy.source(),
-                events);
+                events, clock);
         try {
             if (policy.source() != null) {
                 holder.watchFileAndSighup();
@@ -235,6 +236,7 @@ public final class SallyportProxy implements AutoCloseable {
                     .group(group)
                     .channel(Transports.serverChannel())
                     .option(ChannelOption.SO_BACKLOG, 1024)
+                    .handler(new AcceptPause())
                     .childOption(ChannelOption.AUTO_READ, false)
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childHandler(new FrontendInitializer(context, new ExchangeCore(context, connector), connector,
@@ -287,6 +289,7 @@ public final class SallyportProxy implements AutoCloseable {
                 .group(group)
                 .channel(Transports.serverChannel())
                 .option(ChannelOption.SO_BACKLOG, 1024)
+                .handler(new AcceptPause())
                 .childOption(ChannelOption.AUTO_READ, false)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childHandler(new FrontendInitializer(context, core, connector, minter, prepared.serverTls(),

@@ -4,6 +4,7 @@ import dev.sallyport.policy.HostPort;
 import dev.sallyport.policy.ProxySettings;
 import dev.sallyport.proxy.audit.AuditLog;
 import dev.sallyport.proxy.identity.SandboxRegistry;
+import dev.sallyport.proxy.internal.AcceptPause;
 import dev.sallyport.proxy.metrics.ProxyMetrics;
 import dev.sallyport.proxy.reload.PolicyHolder;
 import io.netty.bootstrap.ServerBootstrap;
@@ -120,6 +121,7 @@ public final class AdminServer implements AutoCloseable {
                 .group(group)
                 .channel(serverChannelFor(group))
                 .option(ChannelOption.SO_REUSEADDR, true)
+                .handler(new AcceptPause())
                 .childHandler(new AdminInitializer(new AdminHandler(endpoints, slow)));
         var future = bootstrap.bind(bind).await();
         if (!future.isSuccess()) {

@@ -66,6 +66,8 @@ public final class LookupAudit {
             if (nanos > 0) {
                 tokens = Math.min(burst, tokens + nanos * perSecond / 1e9);
                 refilled = now;
+            } else if (nanos < 0) {
+                refilled = now;     // the clock went back: refill from here, not once it has caught up again
             }
             if (tokens < 1) {
                 suppressed++;

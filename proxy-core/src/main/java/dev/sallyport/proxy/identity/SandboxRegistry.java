@@ -31,8 +31,11 @@ public final class SandboxRegistry {
     /** At most this many sandboxes at once: registration is authenticated, but a runaway runner must not grow this. */
     public static final int MAX_SANDBOXES = 4096;
 
-    /** One registered sandbox. */
-    public record Registration(ClientIdentity identity, Instant expires) {}
+    /**
+     * One registered sandbox: when its lease ends by the wall clock (what the runner is told), and by the monotonic
+     * clock (what ends it, so that the machine's clock moving neither ends every lease at once nor keeps one on).
+     */
+    public record Registration(ClientIdentity identity, Instant expires, long deadlineNanos) {}
 
     /** What a successful registration gives the runner: the token (never logged) and when the lease ends. */
     public record Granted(String identity, String token, Instant expires) {
@@ -94,7 +97,7 @@ public final class SandboxRegistry {
         String token = HexFormat.of().formatHex(raw);
         String digest = digest(token);
         Instant expires = clock.instant().plus(lease);
-        byDigest.put(digest, new Registration(new ClientIdentity(name, policy, rules), expires));
+        byDigest.put(digest, new Registration(new ClientIdentity(name, policy, rules), expires, deadline(lease)));
         digestByName.put(name, digest);
         return new Granted(name, token, expires);
     }
@@ -106,7 +109,7 @@ public final class SandboxRegistry {
             return Optional.empty();
         }
         Instant expires = clock.instant().plus(lease);
-        byDigest.put(digestByName.get(name), new Registration(r.identity(), expires));
+        byDigest.put(digestByName.get(name), new Registration(r.identity(), expires, deadline(lease)));
         return Optional.of(expires);
     }
 
@@ -148,7 +151,11 @@ public final class SandboxRegistry {
     }
 
     private boolean expired(Registration r) {
-        return !clock.instant().isBefore(r.expires());
+        return System.nanoTime() - r.deadlineNanos() >= 0;
+    }
+
+    private static long deadline(Duration lease) {
+        return System.nanoTime() + lease.toNanos();
     }
 
     private synchronized void sweep() {

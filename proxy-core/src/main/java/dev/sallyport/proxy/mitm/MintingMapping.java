@@ -21,6 +21,7 @@ public final class MintingMapping implements AsyncMapping<String, SslContext> {
     private final TunnelTarget tunnel;
     private final EventExecutor loop;
     private final boolean http2;
+    private final SniVerdict verdict;
 
     /** @param http2 whether ALPN offers {@code h2} (the policy's {@code proxy.http2} when the tunnel opened) */
     public MintingMapping(LeafMinter minter, ServerContexts contexts, TunnelTarget tunnel, EventExecutor loop,
@@ -30,11 +31,12 @@ public final class MintingMapping implements AsyncMapping<String, SslContext> {
         this.contexts = contexts;
         this.tunnel = tunnel;
         this.loop = loop;
+        this.verdict = new SniVerdict(tunnel.host());
     }
 
     @Override
     public Future<SslContext> map(String sni, Promise<SslContext> promise) {
-        SniRefused refused = SniRefused.check(sni, tunnel.host());
+        SniRefused refused = verdict.check(sni);
         if (refused != null) {
             return promise.setFailure(refused);
         }

@@ -30,6 +30,7 @@ public final class PassthroughHandler extends AbstractSniHandler<UpstreamLease> 
     private final LongConsumer upCounter;
     private final LongConsumer downCounter;
     private final long helloTimeoutMillis;
+    private final SniVerdict verdict;
     private ScheduledFuture<?> helloDeadline;
 
     public PassthroughHandler(ProxyContext context, UpstreamConnector connector, TunnelTarget tunnel,
@@ -42,6 +43,7 @@ public final class PassthroughHandler extends AbstractSniHandler<UpstreamLease> 
         this.phases = phases;
         this.upCounter = upCounter;
         this.downCounter = downCounter;
+        this.verdict = new SniVerdict(tunnel.host());
     }
 
     @Override
@@ -63,7 +65,7 @@ public final class PassthroughHandler extends AbstractSniHandler<UpstreamLease> 
     @Override
     protected Future<UpstreamLease> lookup(ChannelHandlerContext ctx, String hostname) {
         helloDeadline.cancel(false);
-        SniRefused refused = SniRefused.check(hostname, tunnel.host());
+        SniRefused refused = verdict.check(hostname);
         if (refused != null) {
             return ctx.executor().newFailedFuture(refused);
         }

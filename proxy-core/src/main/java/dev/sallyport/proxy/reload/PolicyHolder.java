@@ -59,6 +59,11 @@ public final class PolicyHolder implements AutoCloseable {
         this(initial, source, events, InstantSource.system(), System.err);
     }
 
+    /** {@link #PolicyHolder(Snapshot, Path, ProxyEventListener)} reading wall time from {@code clock}. */
+    public PolicyHolder(Snapshot initial, Path source, ProxyEventListener events, InstantSource clock) {
+        this(initial, source, events, clock, System.err);
+    }
+
     PolicyHolder(Snapshot initial, Path source, ProxyEventListener events, InstantSource clock, PrintStream stderr) {
         this.snapshot = new AtomicReference<>(Objects.requireNonNull(initial, "initial"));
         this.source = source == null ? null : source.toAbsolutePath().normalize();

@@ -62,4 +62,23 @@ class LookupAuditTest {
         audit.answered("127.0.0.1:5000", "late.test", "A", "NXDOMAIN", DENY, DENY.reason());
         assertThat(records.getLast().suppressed()).as("not counted again").isNull();
     }
+
+    /** Injected fault: the machine's clock goes back while the rate limit has spent its burst. */
+    @Test
+    void aClockGoneBackRefillsFromThenInsteadOfSuppressingUntilItCatchesUp() {
+        AtomicReference<Instant> now = new AtomicReference<>(Instant.parse("2026-12-01T00:00:00Z"));
+        List<ProxyEvent.DnsAnswered> records = new CopyOnWriteArrayList<>();
+        LookupAudit audit = new LookupAudit(e -> records.add((ProxyEvent.DnsAnswered) e), now::get, 5, 2);
+        for (int i = 0; i < 100; i++) {
+            audit.answered("127.0.0.1:5000", "x" + i + ".test", "A", "NXDOMAIN", DENY, DENY.reason());
+        }
+        assertThat(records).hasSize(5);
+        now.set(now.get().minus(Duration.ofDays(1)));
+        audit.answered("127.0.0.1:5000", "back.test", "A", "NXDOMAIN", DENY, DENY.reason());
+        now.set(now.get().plus(Duration.ofSeconds(1)));
+        audit.answered("127.0.0.1:5000", "later.test", "A", "NXDOMAIN", DENY, DENY.reason());
+        assertThat(records).as("a second after the jump back, lookups are recorded again").hasSize(6);
+        assertThat(records.getLast().name()).isEqualTo("later.test");
+        assertThat(records.getLast().suppressed()).as("what was left out meanwhile is counted").isEqualTo(96L);
+    }
 }
