@@ -88,9 +88,11 @@ class ClockMovedTest {
             try {
                 String base = "https://clock.test:" + port;
                 first = leafOf(get(proxy, ca, clock, base + "/now"));
+                recorded(audit, "/now");   // the exchange's record is stamped as it ends: before the clock moves
 
                 clock.move(Duration.ofDays(1));
                 ahead = leafOf(get(proxy, ca, clock, base + "/ahead"));
+                recorded(audit, "/ahead");
                 assertThat(ahead.getSerialNumber()).as("a leaf still valid a day later is not minted again")
                         .isEqualTo(first.getSerialNumber());
 
@@ -144,6 +146,17 @@ class ClockMovedTest {
 
     private static X509Certificate leafOf(HttpResponse<?> response) throws Exception {
         return (X509Certificate) response.sslSession().orElseThrow().getPeerCertificates()[0];
+    }
+
+    private static void recorded(Path audit, String path) {
+        Await.until("the record of " + path, Duration.ofSeconds(10), () -> {
+            try {
+                return Files.exists(audit) && Files.readAllLines(audit).stream()
+                        .anyMatch(l -> l.contains("\"path\":\"" + path + "\"") && l.contains("\"status\""));
+            } catch (java.io.IOException e) {
+                return false;
+            }
+        });
     }
 
     private static Instant stamp(Path audit, String path) throws Exception {
