@@ -1,5 +1,6 @@
 package dev.sallyport.proxy;
 
+import com.github.benmanes.caffeine.cache.Ticker;
 import dev.sallyport.ca.CaException;
 import dev.sallyport.ca.CertificateAuthority;
 import dev.sallyport.ca.LeafMinter;
@@ -271,7 +272,7 @@ public final class SallyportProxy implements AutoCloseable {
     /** The DNS stub and the transparent listener {@code capture} asks for, sharing one table of mappings. */
     private void startCapture(ProxyOptions.Capture capture, Prepared prepared, InstantSource clock)
             throws InterruptedException {
-        SyntheticAddresses addresses = new SyntheticAddresses(DNS_MAPPINGS, DNS_LIFETIME, clock);
+        SyntheticAddresses addresses = new SyntheticAddresses(DNS_MAPPINGS, DNS_LIFETIME, Ticker.systemTicker());
         if (capture.dns() != null) {
             dns = startDns(capture, addresses, group, holder, context, clock);
             context.addSelf(dns.address());

@@ -1,12 +1,11 @@
 package dev.sallyport.proxy.dns;
 
+import com.github.benmanes.caffeine.cache.Ticker;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.InstantSource;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
@@ -41,8 +40,9 @@ public final class SyntheticAddresses {
     private static final byte[] BASE6 = {(byte) 0xfd, 0x5a, 0x11, (byte) 0xb0, 0x7f, 0x00, 0x00, 0x53, 0, 0, 0, 0};
 
     private final int capacity;
-    private final Duration lifetime;
-    private final InstantSource clock;
+    private final long lifetime;   // nanoseconds
+    /** Monotonic: a moved wall clock neither ends every mapping at once nor keeps them. */
+    private final Ticker ticker;
     /** By name, least recently asked first. */
     private final LinkedHashMap<String, Mapping> byName = new LinkedHashMap<>(16, 0.75f, true);
     private final Map<Integer, Mapping> bySlot = new HashMap<>();
@@ -51,11 +51,11 @@ public final class SyntheticAddresses {
     private static final class Mapping {
         final String name;
         final int slot;
-        Instant asked;
+        long asked;   // the ticker's nanoseconds
         /** Who asked, least recent first. */
         final LinkedHashSet<InetAddress> clients = new LinkedHashSet<>();
 
-        Mapping(String name, int slot, Instant asked) {
+        Mapping(String name, int slot, long asked) {
             this.name = name;
             this.slot = slot;
             this.asked = asked;
@@ -70,7 +70,7 @@ public final class SyntheticAddresses {
         }
     }
 
-    public SyntheticAddresses(int capacity, Duration lifetime, InstantSource clock) {
+    public SyntheticAddresses(int capacity, Duration lifetime, Ticker ticker) {
         if (capacity < 1 || capacity > SLOTS / 4) {
             throw new IllegalArgumentException("capacity: " + capacity + " (expected: 1.." + SLOTS / 4 + ")");
         }
@@ -78,8 +78,8 @@ public final class SyntheticAddresses {
             throw new IllegalArgumentException("lifetime: " + lifetime + " (expected: > 0)");
         }
         this.capacity = capacity;
-        this.lifetime = lifetime;
-        this.clock = Objects.requireNonNull(clock, "clock");
+        this.lifetime = lifetime.toNanos();
+        this.ticker = Objects.requireNonNull(ticker, "ticker");
     }
 
     /**
@@ -87,7 +87,7 @@ public final class SyntheticAddresses {
      * in use.
      */
     public synchronized Optional<Slot> assign(String name, InetAddress client) {
-        Instant now = clock.instant();
+        long now = ticker.read();
         sweep(now);
         Mapping m = byName.get(name);
         if (m != null) {
@@ -112,7 +112,7 @@ public final class SyntheticAddresses {
     public synchronized Optional<String> nameFor(InetAddress address, InetAddress client) {
         int slot = slotOf(address);
         Mapping m = slot < 0 ? null : bySlot.get(slot);
-        if (m == null || !clock.instant().isBefore(m.asked.plus(lifetime)) || !m.clients.contains(client)) {
+        if (m == null || ticker.read() - m.asked >= lifetime || !m.clients.contains(client)) {
             return Optional.empty();
         }
         return Optional.of(m.name);
@@ -129,11 +129,10 @@ public final class SyntheticAddresses {
     }
 
     /** Drops mappings whose slot is free again (asked longer than two lifetimes ago), oldest first. */
-    private void sweep(Instant now) {
-        Instant freed = now.minus(lifetime.multipliedBy(2));
+    private void sweep(long now) {
         for (Iterator<Mapping> it = byName.values().iterator(); it.hasNext(); ) {
             Mapping m = it.next();
-            if (m.asked.isAfter(freed)) {
+            if (now - m.asked < 2 * lifetime) {
                 return;
             }
             it.remove();

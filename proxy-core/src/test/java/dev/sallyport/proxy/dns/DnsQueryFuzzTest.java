@@ -17,6 +17,7 @@ import io.netty.handler.codec.dns.DnsResponse;
 import io.netty.handler.codec.dns.DnsSection;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import com.github.benmanes.caffeine.cache.Ticker;
 import java.time.Duration;
 import java.time.InstantSource;
 
@@ -51,7 +52,7 @@ class DnsQueryFuzzTest {
     @FuzzTest
     void onlyAllowedNamesGetAnAddress(byte[] datagram) throws Exception {
         DnsStub stub = new DnsStub(() -> ENGINE, new SyntheticAddresses(16, Duration.ofMinutes(10),
-                InstantSource.system()), new LookupAudit(e -> { }, InstantSource.system(), 5, 2), true);
+                Ticker.systemTicker()), new LookupAudit(e -> { }, InstantSource.system(), 5, 2), true);
         EmbeddedChannel server = new EmbeddedChannel(new DatagramDnsQueryDecoder(), new DatagramDnsResponseEncoder(),
                 new DnsQueryHandler(stub, true));
         server.writeInbound(new DatagramPacket(Unpooled.wrappedBuffer(datagram), STUB, CLIENT));
