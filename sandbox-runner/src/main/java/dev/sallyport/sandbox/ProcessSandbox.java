@@ -40,6 +40,8 @@ import java.util.Optional;
 public final class ProcessSandbox {
     /** The host's end of the sandbox, in the runtime folder, gone once the setup has handed its sockets over. */
     private static final String HOST_SOCKET = "host.sock";
+    /** The system property naming the jar of the {@link Inside} JVM (see {@link #classes()}). */
+    public static final String INSIDE_JAR_PROPERTY = "sallyport.inside.jar";
 
     private ProcessSandbox() {
     }
@@ -292,8 +294,17 @@ public final class ProcessSandbox {
         }
     }
 
-    /** This module's classes: the jar or the classes folder that holds {@link Inside}. */
+    /**
+     * This module's classes for the {@link Inside} JVM: the jar named by the system property
+     * {@value #INSIDE_JAR_PROPERTY} ({@code bin/sallyport} names its {@code sandbox-runner-*-inside.jar}, which has
+     * an ahead-of-time cache beside it) when that file exists, else the jar or the classes folder that holds
+     * {@link Inside}.
+     */
     static Path classes() throws IOException {
+        String named = System.getProperty(INSIDE_JAR_PROPERTY, "");
+        if (!named.isEmpty() && Files.isRegularFile(Path.of(named))) {
+            return Path.of(named).toAbsolutePath();
+        }
         try {
             return Path.of(Inside.class.getProtectionDomain().getCodeSource().getLocation().toURI());
         } catch (URISyntaxException | NullPointerException e) {
