@@ -31,6 +31,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Runs a command in the process sandbox: bubblewrap namespaces (user, mount, pid, net, ipc, uts, cgroup), a
@@ -96,6 +97,9 @@ public final class ProcessSandbox {
                 requested.hostHome(), visible);
         SandboxSpec spec = withReadOnly(requested, tools.shown());
         ProtectedPaths.Plan plan = ProtectedPaths.prepare(spec.workdir(), spec.gitWritable());
+        List<Path> grants = new ArrayList<>(spec.readOnly());
+        grants.addAll(spec.readWrite());
+        CompletableFuture<List<Path>> grantSockets = HostSockets.findInBackground(grants);
         Path root = null;
         HostLink link = null;
         LimitEnforcement limits = null;
@@ -149,7 +153,7 @@ public final class ProcessSandbox {
                     ? RootDrop.prepare(spec, dropped, root, classes(), javaHome) : RootDrop.none(classes());
             List<String> warnings = new ArrayList<>();
             List<String> argv = launcher(bwrap, spec, plan, mounted, seccomp, limits, user, drop, caches, capture,
-                    warnings);
+                    HostSockets.cover(plan, grantSockets), warnings);
             ProcessBuilder pb = new ProcessBuilder(argv).redirectInput(stdio.in()).redirectOutput(stdio.out())
                     .redirectError(stdio.err());
             pb.environment().clear();
@@ -194,16 +198,15 @@ public final class ProcessSandbox {
     private static List<String> launcher(BubblewrapProbe.Bubblewrap bwrap, SandboxSpec spec, ProtectedPaths.Plan plan,
                                          Path mounted, Path seccomp, LimitEnforcement limits, WorkloadUser user,
                                          RootDrop drop, Map<String, Path> caches,
-                                         Optional<CaptureRules.Tools> capture, List<String> warnings)
+                                         Optional<CaptureRules.Tools> capture, List<Path> hostSockets,
+                                         List<String> warnings)
             throws SandboxException {
         Path javaHome = Path.of(System.getProperty("java.home"));
         boolean layer = Launcher.userNamespaceLayer(drop.prefix());
         Optional<BwrapCommand.Ids> ids = layer ? Optional.of(new BwrapCommand.Ids(user.uid(), user.gid()))
                 : Optional.empty();
-        List<Path> grants = new ArrayList<>(spec.readOnly());
-        grants.addAll(spec.readWrite());
         List<String> command = BwrapCommand.build(bwrap, spec, plan, new BwrapCommand.Layout(mounted, drop.classes(),
-                javaHome, ids, HostSockets.cover(plan, grants), drop.sources(), caches, capture.isPresent()));
+                javaHome, ids, hostSockets, drop.sources(), caches, capture.isPresent()));
         if (capture.isPresent()) {
             command = Launcher.withInotifyShareAndCapture(spec.limits().inotifyInstances(),
                     spec.limits().inotifyWatches(), capture.get(), CaptureRules.rules(spec.insidePort()), command);
