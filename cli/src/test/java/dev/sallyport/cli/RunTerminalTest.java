@@ -79,7 +79,8 @@ class RunTerminalTest {
             import errno, fcntl, os, signal, sys, termios
             def show(*_):
                 size = os.get_terminal_size(1)
-                print(f'size {size.lines}x{size.columns}', flush=True)
+                # os.write, not print: a SIGWINCH during print's own write would make print re-enter itself
+                os.write(1, f'size {size.lines}x{size.columns}\\n'.encode())
             signal.signal(signal.SIGWINCH, show)
             try:
                 fcntl.ioctl(0, termios.TIOCSTI, b'!')
