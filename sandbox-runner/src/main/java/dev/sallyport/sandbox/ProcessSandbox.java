@@ -299,9 +299,9 @@ public final class ProcessSandbox {
 
     /**
      * This module's classes for the {@link Inside} JVM: the jar named by the system property
-     * {@value #INSIDE_JAR_PROPERTY} ({@code bin/sallyport} names its {@code sandbox-runner-*-inside.jar}, which has
-     * an ahead-of-time cache beside it) when that file exists, else the jar or the classes folder that holds
-     * {@link Inside}.
+     * {@value #INSIDE_JAR_PROPERTY} ({@code bin/sallyport} names the build's
+     * {@code sallyport-sandbox-runner-*-inside.jar}, which has an ahead-of-time cache beside it) when that file
+     * exists, else the jar or the classes folder that holds {@link Inside}.
      */
     static Path classes() throws IOException {
         String named = System.getProperty(INSIDE_JAR_PROPERTY, "");

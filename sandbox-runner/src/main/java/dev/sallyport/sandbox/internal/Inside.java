@@ -21,8 +21,8 @@ import java.util.concurrent.ExecutionException;
  * applies Landlock to that thread and replaces the whole process with the command ({@link Exec}). No JVM stays
  * in the sandbox for the command to attach to, signal or read; the command is bwrap's init's child, so its exit
  * status and the signals sent to it are its own. Uses JDK classes only: the sandbox mounts just this module's
- * classes (the launcher's {@code sandbox-runner-*-inside.jar} with its ahead-of-time cache, {@link InsideTraining},
- * when there is one).
+ * classes (the launcher's {@code sallyport-sandbox-runner-*-inside.jar} with its ahead-of-time cache,
+ * {@link InsideTraining}, when there is one).
  */
 public final class Inside {
     /** Exit status when the sandbox cannot be set up (like {@code env(1)} and container runtimes). */

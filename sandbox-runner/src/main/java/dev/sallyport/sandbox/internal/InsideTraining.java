@@ -19,10 +19,10 @@ import java.util.stream.Stream;
 
 /**
  * Makes the JDK's ahead-of-time cache (JEP 483 and 514) of the {@link Inside} JVM: {@code bin/sallyport} runs
- * {@code java -cp sandbox-runner-*-inside.jar dev.sallyport.sandbox.internal.InsideTraining CACHE} once per built
- * jar, and every sandbox's setup JVM then loads and links its classes (Landlock, seccomp, the sockets, the foreign
- * function calls) from {@code CACHE} instead of the jar. The training is the real setup outside any sandbox: this
- * process plays the host (the unix socket, the go-ahead) for an {@code Inside} JVM started with
+ * {@code java -cp sallyport-sandbox-runner-*-inside.jar dev.sallyport.sandbox.internal.InsideTraining CACHE} once
+ * per built jar, and every sandbox's setup JVM then loads and links its classes (Landlock, seccomp, the sockets,
+ * the foreign function calls) from {@code CACHE} instead of the jar. The training is the real setup outside any
+ * sandbox: this process plays the host (the unix socket, the go-ahead) for an {@code Inside} JVM started with
  * {@link Inside#JVM_OPTIONS} and {@code -XX:AOTCacheOutput}, whose command does not exist, so it confines only its
  * exec thread, fails to start it and exits, writing the cache. It uses a temporary folder that it removes and a
  * port on loopback. Exit status 0 when the cache was written.
@@ -69,6 +69,8 @@ public final class InsideTraining {
             command.add("-XX:AOTCacheOutput=" + cache);
             command.addAll(List.of("-cp", System.getProperty("java.class.path"), Inside.class.getName(),
                     launchFile.toString()));
+            // the setup in a sandbox has no new privileges (bwrap): the training's must not either (seccomp needs it)
+            Landlock.forCurrentArch().setNoNewPrivileges();
             Process setup = new ProcessBuilder(command).inheritIO().start();
             Thread.ofPlatform().daemon().name("sallyport-inside-training-host").start(() -> answer(host));
             if (!setup.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
