@@ -2,9 +2,13 @@
 # Start-up of `sallyport run -- true`: the median of N runs (default 20) with the run's own proxy, and attached to
 # a running `sallyport proxy` (registered through its admin listener). Loopback only; a state folder of its own.
 #   benchmarks/attach-start.sh [N]
+# With a second argument, a built checkout of another commit: its attached run and this one's alternate
+# (A B A B ...) on the same proxy, so that both medians come from the same minutes of a busy machine.
+#   benchmarks/attach-start.sh 20 /path/to/other/checkout
 set -euo pipefail
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 n=${1:-20}
+other=${2:-}
 sp="$root/bin/sallyport"
 work=$(mktemp -d)
 export SALLYPORT_HOME="$work/state"
@@ -36,10 +40,33 @@ measure() {
   done | median
 }
 cd "$work/ws"
+attach=(run --proxy 127.0.0.1:23128 --proxy-admin 127.0.0.1:29901 --proxy-token "$work/admin-token"
+  --ca-cert "$SALLYPORT_HOME/ca/ca.pem" -- true)
+once() {   # one run's milliseconds, appended to the file $1
+  local out=$1 s
+  shift
+  s=$(date +%s%N)
+  "$@" >/dev/null 2>&1 || { echo "attach-start: failed: $*" >&2; exit 1; }
+  echo $(( ($(date +%s%N) - s) / 1000000 )) >> "$out"
+}
+if [ -n "$other" ]; then
+  for sallyport in "$other/bin/sallyport" "$sp"; do
+    "$sallyport" "${attach[@]}" >/dev/null 2>&1 || true   # the first run may train the start-up caches: not counted
+  done
+  load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+  for _ in $(seq 1 "$n"); do
+    once "$work/a" "$other/bin/sallyport" "${attach[@]}"
+    once "$work/b" "$sp" "${attach[@]}"
+  done
+  printf '%-34s %s\n' "sallyport run --proxy ... -- true" "median of $n, alternating, seconds"
+  printf '%-34s %s\n' "A: $other" "$(median < "$work/a")"
+  printf '%-34s %s\n' "B: $root" "$(median < "$work/b")"
+  printf '%-34s %s, after: %s\n' "load average before" "$load_before" "$(cut -d' ' -f1-3 /proc/loadavg)"
+  exit 0
+fi
 "$sp" run -- true >/dev/null 2>&1        # the first run may train the start-up cache: not counted
 own=$(measure "$sp" run -- true)
-attached=$(measure "$sp" run --proxy 127.0.0.1:23128 --proxy-admin 127.0.0.1:29901 \
-  --proxy-token "$work/admin-token" --ca-cert "$SALLYPORT_HOME/ca/ca.pem" -- true)
+attached=$(measure "$sp" "${attach[@]}")
 rss=$(awk '/VmRSS/ {print $2}' "/proc/$(pgrep -P "$proxy_pid" java || echo "$proxy_pid")/status" 2>/dev/null || echo "?")
 printf '%-34s %s\n' "sallyport run -- true" "median of $n, seconds"
 printf '%-34s %s\n' "own proxy" "$own"

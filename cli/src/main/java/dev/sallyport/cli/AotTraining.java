@@ -17,11 +17,13 @@ import java.util.Comparator;
 import java.util.stream.Stream;
 
 /**
- * A short run of {@code sallyport proxy --config FILE} that trains the JDK's ahead-of-time cache (JEP 483 and 514):
- * {@code bin/sallyport} runs it once per built jar with {@code -XX:AOTCacheOutput}, and every later start loads
- * and links the classes it used (command line, policy parser, CA, metrics, BoringSSL, Netty) from the cache instead
- * of the jar, which roughly halves the time to {@code /readyz}. Everything it writes (a CA, the policy, the audit
- * log) lives in a temporary folder that it removes; it talks to loopback only.
+ * A short run of {@code sallyport proxy --config FILE}, and of {@code sallyport run --proxy ... -- true} attached to
+ * it, that trains the JDK's ahead-of-time cache (JEP 483 and 514): {@code bin/sallyport} runs it once per built jar
+ * with {@code -XX:AOTCacheOutput}, and every later start loads and links the classes it used (command line, policy
+ * parser, CA, metrics, BoringSSL, Netty; the run's parse, registration and sandbox set-up) from the cache instead of
+ * the jar, which roughly halves the time to {@code /readyz}. The run is best effort: where no sandbox can start
+ * (no bubblewrap), the cache holds what the run reached. Everything it writes (a CA, the policy, the audit log, the
+ * run's workspace) lives in a temporary folder that it removes; it talks to loopback only.
  */
 public final class AotTraining {
 
@@ -51,10 +53,13 @@ public final class AotTraining {
         int port = freePort();
         int admin = freePort();
         Path policy = dir.resolve("policy.yaml");
+        Path token = dir.resolve("admin-token");
+        Files.writeString(token, "aot-training-token-" + System.nanoTime());
         Files.writeString(policy, """
                 proxy:
                   listen: 127.0.0.1:%d
                   admin: 127.0.0.1:%d
+                  admin_token: {file: %s}
                 ca: {cert: %s, key: %s}
                 audit: {path: %s}
                 network:
@@ -63,7 +68,7 @@ public final class AotTraining {
                   - name: training
                     hosts: [training.invalid]
                     methods: [GET]
-                """.formatted(port, admin, dir.resolve("ca").resolve(CertificateAuthority.CERT_FILE),
+                """.formatted(port, admin, token, dir.resolve("ca").resolve(CertificateAuthority.CERT_FILE),
                 dir.resolve("ca").resolve(CertificateAuthority.KEY_FILE), dir.resolve("audit.jsonl")));
         PrintWriter discard = new PrintWriter(Writer.nullWriter());
         Thread.ofPlatform().daemon().name("sallyport-aot-proxy")
@@ -81,6 +86,11 @@ public final class AotTraining {
         exchange(adminAddress, "GET /metrics HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
         exchange(proxy, "CONNECT other.invalid:443 HTTP/1.1\r\nHost: other.invalid:443\r\n\r\n");
         exchange(proxy, "GET http://other.invalid/ HTTP/1.1\r\nHost: other.invalid\r\n\r\n");
+        Path workspace = Files.createDirectories(dir.resolve("workspace"));
+        Main.run(discard, discard, "run", "--proxy", "127.0.0.1:" + port, "--proxy-admin", "127.0.0.1:" + admin,
+                "--proxy-token", token.toString(),
+                "--ca-cert", dir.resolve("ca").resolve(CertificateAuthority.CERT_FILE).toString(),
+                "--workdir", workspace.toString(), "--", "true");   // its exit status does not matter here
     }
 
     private static int freePort() throws IOException {

@@ -18,8 +18,8 @@ public final class Main {
         String command = args.length > 0 ? args[0] : "";
         if (command.equals("proxy")) {
             HeadStart.beginProxy(configNamedIn(args));
-        } else if (command.equals("run")) {
-            HeadStart.begin();
+        } else if (command.equals("run") && !attaches(args)) {
+            HeadStart.begin();   // an attached run starts no proxy: its head start would only take CPU from the run
         }
         int code = run(new PrintWriter(System.out, true, StandardCharsets.UTF_8),
                 new PrintWriter(System.err, true, StandardCharsets.UTF_8), args);
@@ -45,6 +45,19 @@ public final class Main {
             // the parse reports it
         }
         return null;
+    }
+
+    /**
+     * True when a {@code run} command line names a running proxy ({@code --proxy} before the command's own
+     * arguments). Only a guess for the head start, as {@link #configNamedIn}: picocli's parse is what counts.
+     */
+    static boolean attaches(String... args) {
+        for (int i = 1; i < args.length && !args[i].equals("--"); i++) {
+            if (args[i].equals("--proxy") || args[i].startsWith("--proxy=")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Runs one command line with the given writers; returns the exit code (0 ok, 1 runtime failure, 2 usage). */

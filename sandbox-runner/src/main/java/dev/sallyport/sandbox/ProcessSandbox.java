@@ -31,6 +31,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Runs a command in the process sandbox: bubblewrap namespaces (user, mount, pid, net, ipc, uts, cgroup), a
@@ -40,6 +41,8 @@ import java.util.Optional;
 public final class ProcessSandbox {
     /** The host's end of the sandbox, in the runtime folder, gone once the setup has handed its sockets over. */
     private static final String HOST_SOCKET = "host.sock";
+    /** The system property naming the jar of the {@link Inside} JVM (see {@link #classes()}). */
+    public static final String INSIDE_JAR_PROPERTY = "sallyport.inside.jar";
 
     private ProcessSandbox() {
     }
@@ -94,6 +97,9 @@ public final class ProcessSandbox {
                 requested.hostHome(), visible);
         SandboxSpec spec = withReadOnly(requested, tools.shown());
         ProtectedPaths.Plan plan = ProtectedPaths.prepare(spec.workdir(), spec.gitWritable());
+        List<Path> grants = new ArrayList<>(spec.readOnly());
+        grants.addAll(spec.readWrite());
+        CompletableFuture<List<Path>> grantSockets = HostSockets.findInBackground(grants);
         Path root = null;
         HostLink link = null;
         LimitEnforcement limits = null;
@@ -147,7 +153,7 @@ public final class ProcessSandbox {
                     ? RootDrop.prepare(spec, dropped, root, classes(), javaHome) : RootDrop.none(classes());
             List<String> warnings = new ArrayList<>();
             List<String> argv = launcher(bwrap, spec, plan, mounted, seccomp, limits, user, drop, caches, capture,
-                    warnings);
+                    HostSockets.cover(plan, grantSockets), warnings);
             ProcessBuilder pb = new ProcessBuilder(argv).redirectInput(stdio.in()).redirectOutput(stdio.out())
                     .redirectError(stdio.err());
             pb.environment().clear();
@@ -192,16 +198,15 @@ public final class ProcessSandbox {
     private static List<String> launcher(BubblewrapProbe.Bubblewrap bwrap, SandboxSpec spec, ProtectedPaths.Plan plan,
                                          Path mounted, Path seccomp, LimitEnforcement limits, WorkloadUser user,
                                          RootDrop drop, Map<String, Path> caches,
-                                         Optional<CaptureRules.Tools> capture, List<String> warnings)
+                                         Optional<CaptureRules.Tools> capture, List<Path> hostSockets,
+                                         List<String> warnings)
             throws SandboxException {
         Path javaHome = Path.of(System.getProperty("java.home"));
         boolean layer = Launcher.userNamespaceLayer(drop.prefix());
         Optional<BwrapCommand.Ids> ids = layer ? Optional.of(new BwrapCommand.Ids(user.uid(), user.gid()))
                 : Optional.empty();
-        List<Path> grants = new ArrayList<>(spec.readOnly());
-        grants.addAll(spec.readWrite());
         List<String> command = BwrapCommand.build(bwrap, spec, plan, new BwrapCommand.Layout(mounted, drop.classes(),
-                javaHome, ids, HostSockets.cover(plan, grants), drop.sources(), caches, capture.isPresent()));
+                javaHome, ids, hostSockets, drop.sources(), caches, capture.isPresent()));
         if (capture.isPresent()) {
             command = Launcher.withInotifyShareAndCapture(spec.limits().inotifyInstances(),
                     spec.limits().inotifyWatches(), capture.get(), CaptureRules.rules(spec.insidePort()), command);
@@ -292,8 +297,17 @@ public final class ProcessSandbox {
         }
     }
 
-    /** This module's classes: the jar or the classes folder that holds {@link Inside}. */
+    /**
+     * This module's classes for the {@link Inside} JVM: the jar named by the system property
+     * {@value #INSIDE_JAR_PROPERTY} ({@code bin/sallyport} names the build's
+     * {@code sallyport-sandbox-runner-*-inside.jar}, which has an ahead-of-time cache beside it) when that file
+     * exists, else the jar or the classes folder that holds {@link Inside}.
+     */
     static Path classes() throws IOException {
+        String named = System.getProperty(INSIDE_JAR_PROPERTY, "");
+        if (!named.isEmpty() && Files.isRegularFile(Path.of(named))) {
+            return Path.of(named).toAbsolutePath();
+        }
         try {
             return Path.of(Inside.class.getProtectionDomain().getCodeSource().getLocation().toURI());
         } catch (URISyntaxException | NullPointerException e) {

@@ -137,16 +137,38 @@ public final class BwrapCommand {
             c.add("--ro-bind", runtime.resolve(EMPTY_FILE).toString(), socket.toString());
         }
         c.add("--ro-bind", runtime.toString(), RUN_DIR);
-        c.add("--ro-bind", classes.toString(), Files.isDirectory(classes) ? CLASSES_DIR
-                : CLASSES_DIR + "/" + classes.getFileName());
+        String classPath = Files.isDirectory(classes) ? CLASSES_DIR : CLASSES_DIR + "/" + classes.getFileName();
+        c.add("--ro-bind", classes.toString(), classPath);
+        Optional<Path> cache = aotCacheOf(classes);
+        cache.ifPresent(aot -> c.add("--ro-bind", aot.toString(), CLASSES_DIR + "/" + aot.getFileName()));
         c.add("--chdir", spec.workdir().toString(), "--seccomp", Integer.toString(SECCOMP_FD), "--");
-        c.add(javaHome.resolve("bin/java").toString(), "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                // Nothing to attach to or read even while the setup lives (it leaves before the command runs).
-                "-XX:+DisableAttachMechanism", "-XX:-UsePerfData", "-Xmx64m", "-Xss512k", "-Xshare:auto",
-                "--enable-native-access=ALL-UNNAMED",
-                "-cp", Files.isDirectory(classes) ? CLASSES_DIR : CLASSES_DIR + "/" + classes.getFileName(),
-                Inside.class.getName(), RUN_DIR + "/launch");
+        c.add(javaHome.resolve("bin/java").toString());
+        c.args.addAll(Inside.JVM_OPTIONS);
+        // The jar's ahead-of-time cache when there is a fresh one (one the JVM cannot use only costs time: it
+        // starts without, quietly, since its output is the command's), else the JDK's own class data.
+        c.args.addAll(cache.map(aot -> List.of("-XX:AOTCache=" + CLASSES_DIR + "/" + aot.getFileName(),
+                "-Xlog:aot=off", "-Xlog:cds=off")).orElse(List.of("-Xshare:auto")));
+        c.add("-cp", classPath, Inside.class.getName(), RUN_DIR + "/launch");
         return List.copyOf(c.args);
+    }
+
+    /**
+     * The ahead-of-time cache {@link InsideTraining} made for the jar {@code classes}: {@code NAME.aot} beside
+     * {@code NAME.jar}, when it exists and is not older than the jar (a stale one is left out); empty for a folder.
+     */
+    public static Optional<Path> aotCacheOf(Path classes) {
+        String name = classes.getFileName() == null ? "" : classes.getFileName().toString();
+        if (!name.endsWith(".jar") || !Files.isRegularFile(classes)) {
+            return Optional.empty();
+        }
+        Path aot = classes.resolveSibling(name.substring(0, name.length() - ".jar".length()) + ".aot");
+        try {
+            boolean fresh = Files.isRegularFile(aot)
+                    && Files.getLastModifiedTime(aot).compareTo(Files.getLastModifiedTime(classes)) >= 0;
+            return fresh ? Optional.of(aot) : Optional.empty();
+        } catch (java.io.IOException e) {
+            return Optional.empty();
+        }
     }
 
     private void systemFolders() {

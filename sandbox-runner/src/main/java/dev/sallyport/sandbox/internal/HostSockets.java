@@ -26,10 +26,37 @@ public final class HostSockets {
     private HostSockets() {
     }
 
-    /** Every socket file to cover: the workspace's (from {@code plan}) and those under {@code grants}. */
-    public static List<Path> cover(ProtectedPaths.Plan plan, List<Path> grants) throws SandboxException {
+    /**
+     * Begins looking for the socket files under {@code grants} on a thread of its own: a walk of tool folders
+     * under the home can take a few tenths of a second, which the rest of the sandbox's set-up overlaps.
+     */
+    public static CompletableFuture<List<Path>> findInBackground(List<Path> grants) {
+        CompletableFuture<List<Path>> found = new CompletableFuture<>();
+        Thread.ofPlatform().daemon().name("sallyport-host-sockets").start(() -> {
+            try {
+                found.complete(find(grants));
+            } catch (SandboxException | RuntimeException e) {
+                found.completeExceptionally(e);
+            }
+        });
+        return found;
+    }
+
+    /** Every socket file to cover: the workspace's (from {@code plan}) and those {@link #findInBackground} found. */
+    public static List<Path> cover(ProtectedPaths.Plan plan, CompletableFuture<List<Path>> grants)
+            throws SandboxException {
         List<Path> sockets = new ArrayList<>(plan.sockets);
-        sockets.addAll(find(grants));
+        try {
+            sockets.addAll(grants.get());
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof SandboxException failed) {
+                throw failed;
+            }
+            throw new SandboxException("grants: looking for socket files failed: " + e.getCause(), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SandboxException("grants: interrupted while looking for socket files", e);
+        }
         if (sockets.size() > LIMIT) {
             throw new SandboxException("workspace: " + sockets.size() + " socket files in the workspace and the grants "
                     + "(expected: at most " + LIMIT + "; each is a host service the sandbox must not reach)");

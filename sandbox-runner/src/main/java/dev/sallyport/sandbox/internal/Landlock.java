@@ -71,6 +71,14 @@ public final class Landlock {
         check(sys.call("prctl", PR_SET_DUMPABLE, 0, 0), "prctl(PR_SET_DUMPABLE)");
     }
 
+    /**
+     * {@code prctl(PR_SET_NO_NEW_PRIVS, 1)} for the calling thread and the processes it starts, as bwrap gives the
+     * setup: without it (or a capability) an unprivileged process cannot install a seccomp program.
+     */
+    public void setNoNewPrivileges() {
+        check(sys.call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0), "prctl(PR_SET_NO_NEW_PRIVS)");
+    }
+
     static long fsMask(int abi) {
         long mask = (MAKE_SYM << 1) - 1;
         if (abi >= 2) {

@@ -9,11 +9,13 @@ import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
 
@@ -54,7 +56,10 @@ public final class RootDrop implements AutoCloseable {
         List<HostMount> mounts = new ArrayList<>();
         try {
             // Before any mount is attached under it: the walk must never reach into a workspace.
-            Path usable = WorkloadUser.reaches(classes, user.uid(), user.gid()) ? classes : copyClasses(classes, root);
+            Optional<Path> cache = BwrapCommand.aotCacheOf(classes);
+            boolean reached = WorkloadUser.reaches(classes, user.uid(), user.gid())
+                    && (cache.isEmpty() || WorkloadUser.reaches(cache.get(), user.uid(), user.gid()));
+            Path usable = reached ? classes : copyClasses(classes, cache, root);
             chown(root, user);
             Map<Path, Path> sources = new LinkedHashMap<>();
             List<Path> shown = new ArrayList<>(spec.readOnly());
@@ -142,9 +147,20 @@ public final class RootDrop implements AutoCloseable {
         return MountPoints.isMountRoot(dir);
     }
 
-    /** Copies this module's {@code internal} package (all that {@link Inside} loads) into the runtime folder. */
-    private static Path copyClasses(Path classes, Path root) throws IOException {
+    /**
+     * Copies this module's {@code internal} package (all that {@link Inside} loads) into the runtime folder: a jar
+     * with an ahead-of-time cache as it is, both with their times (the JVM checks the jar's against the cache's),
+     * else the package's classes.
+     */
+    private static Path copyClasses(Path classes, Optional<Path> cache, Path root) throws IOException {
         Path target = root.resolve("classes");
+        if (cache.isPresent()) {
+            Files.createDirectories(target);
+            Files.copy(cache.get(), target.resolve(cache.get().getFileName().toString()),
+                    StandardCopyOption.COPY_ATTRIBUTES);
+            return Files.copy(classes, target.resolve(classes.getFileName().toString()),
+                    StandardCopyOption.COPY_ATTRIBUTES);
+        }
         String pkg = Inside.class.getPackageName().replace('.', '/') + "/";
         if (Files.isDirectory(classes)) {
             Path from = classes.resolve(pkg);
