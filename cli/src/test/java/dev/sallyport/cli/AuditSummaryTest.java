@@ -70,6 +70,23 @@ class AuditSummaryTest {
     }
 
     @Test
+    void listsTheGitPushesItsEntriesRefused() throws Exception {
+        Path log = dir.resolve("audit.jsonl");
+        Files.writeString(log, """
+                {"ts":"2026-11-30T00:00:00.000Z","event":"request","id":"r1","host":"git.example.com","port":443,"method":"POST","path":"/acme/widgets.git/git-receive-pack","status":200,"decision":"allow","rule":"git:agent-branches","repository":"acme/widgets","refs":["refs/heads/agent/fix"],"refs_refused":[]}
+                {"ts":"2026-11-30T00:00:01.000Z","event":"request","id":"r2","host":"git.example.com","port":443,"method":"POST","path":"/acme/widgets.git/git-receive-pack","status":200,"decision":"deny","rule":"git:agent-branches","reason":"git_ref_not_allowed","repository":"acme/widgets","refs":["refs/heads/main","refs/heads/agent/x"],"refs_refused":["refs/heads/main"]}
+                {"ts":"2026-11-30T00:00:02.000Z","event":"request","id":"r3","host":"git.example.com","port":443,"method":"POST","path":"/acme/widgets.git/git-receive-pack","status":200,"decision":"deny","rule":"git:agent-branches","reason":"git_ref_not_allowed","repository":"acme/widgets","refs":["refs/heads/main"],"refs_refused":["refs/heads/main"]}
+                {"ts":"2026-11-30T00:00:03.000Z","event":"request","id":"r4","host":"git.example.com","port":443,"method":"GET","path":"/acme/other.git/info/refs","status":403,"decision":"deny","rule":"git:everything-else","reason":"git_push_denied","repository":"acme/other"}
+                """);
+        CliRun run = CliRun.of("audit", "summary", log.toString());
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(run.out()).contains("git pushes refused (per repository, refused refs and the first reason):")
+                .containsPattern("git.example.com/acme/widgets +refs/heads/main \\(git_ref_not_allowed\\) 2")
+                .containsPattern("git.example.com/acme/other +\\(discovery\\) \\(git_push_denied\\) 1")
+                .doesNotContain("agent/fix (");
+    }
+
+    @Test
     void aDeniedLookupIsADenialAndAnAnsweredOneCountsNowhere() throws Exception {
         Path log = dir.resolve("audit.jsonl");
         Files.writeString(log, """

@@ -67,11 +67,12 @@ public final class AuditReader {
             }
             String ts = null, event = null, host = null, decision = null, rule = null, reason = null;
             String method = null, path = null, identity = null, tls = null;
-            String ecosystem = null, packageName = null, version = null;
+            String ecosystem = null, packageName = null, version = null, repository = null;
             Long port = null;
             Long status = null;
             List<String> secrets = null;
             List<String> forwarded = null;
+            List<String> refsRefused = null;
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String name = p.currentName();
                 JsonToken value = p.nextToken();
@@ -93,6 +94,8 @@ public final class AuditReader {
                     case "version" -> version = text(p, value);
                     case "secrets" -> secrets = strings(p, value);
                     case "placeholders_forwarded" -> forwarded = strings(p, value);
+                    case "repository" -> repository = text(p, value);
+                    case "refs_refused" -> refsRefused = strings(p, value);
                     default -> p.skipChildren();
                 }
             }
@@ -100,7 +103,7 @@ public final class AuditReader {
                 throw new IOException("trailing data after the JSON object");
             }
             return new AuditRecord(ts, event, host, port, status, decision, rule, reason, secrets, forwarded, method, path,
-                    identity, tls, ecosystem, packageName, version);
+                    identity, tls, ecosystem, packageName, version, repository, refsRefused);
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IOException(e.getOriginalMessage(), e);
         }

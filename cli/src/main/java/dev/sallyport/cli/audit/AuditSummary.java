@@ -3,6 +3,7 @@ package dev.sallyport.cli.audit;
 import java.io.PrintWriter;
 import java.util.Comparator;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -38,6 +39,8 @@ public final class AuditSummary {
     private final Map<String, Map<String, Long>> wouldDenyByReason = new TreeMap<>();
     /** {@code ecosystem package@version} to reason to how many requests refused it or filtered it out. */
     private final Map<String, Map<String, Long>> versions = new TreeMap<>();
+    /** {@code host/repository} to refused ref (and reason) to how many pushes it was refused in. */
+    private final Map<String, Map<String, Long>> pushes = new TreeMap<>();
 
     public void add(AuditRecord r) {
         if ("checkpoint".equals(r.event())) {
@@ -63,6 +66,14 @@ public final class AuditSummary {
                     return;     // the decision admitted before sending: the exchange's outcome record follows
                 }
                 exchanges++;
+                if (r.repository() != null && "deny".equals(r.decision())) {
+                    String where = (r.host() == null ? "" : r.host() + "/") + r.repository();
+                    String reason = r.reason() == null ? "no reason recorded" : r.reason();
+                    for (String ref : r.refsRefused().isEmpty() ? List.of("(discovery)") : r.refsRefused()) {
+                        pushes.computeIfAbsent(where, k -> new TreeMap<>()).merge(ref + " (" + reason + ")", 1L,
+                                Long::sum);
+                    }
+                }
             }
             case "connect" -> tunnels += "deny".equals(r.decision()) ? 0 : 1;
             case "registry" -> {
@@ -146,6 +157,10 @@ public final class AuditSummary {
         if (!versions.isEmpty()) {
             out.println("package versions refused (registries; requests per reason):");
             versions.forEach((what, reasons) -> out.printf("  %-32s %s%n", what, joined(reasons)));
+        }
+        if (!pushes.isEmpty()) {
+            out.println("git pushes refused (per repository, refused refs and the first reason):");
+            pushes.forEach((where, refs) -> out.printf("  %-32s %s%n", where, joined(refs)));
         }
         out.println("secrets used (by name, exchanges per host):");
         if (secrets.isEmpty()) {
