@@ -62,14 +62,14 @@ public final class ProxyRelay implements AutoCloseable {
     /** The PROXY v2 TLV type the proxy reads a registration's token from (its {@code SandboxRegistry.TLV_TYPE}). */
     static final int IDENTITY_TLV = 0xE1;
 
-    private final int listener;
+    private final OwnedSocket listener;
     private final int insidePort;
     private final Targets targets;
     private final Set<Pump> pumps = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     private ProxyRelay(int listener, int insidePort, Targets targets) {
-        this.listener = listener;
+        this.listener = new OwnedSocket(listener);
         this.insidePort = insidePort;
         this.targets = targets;
     }
@@ -86,7 +86,7 @@ public final class ProxyRelay implements AutoCloseable {
             acceptUntilClosed();
         } finally {
             // Closed here, by the only thread that uses it: a number closed elsewhere could be reused under it.
-            Sockets.close(listener);
+            listener.close();
         }
     }
 
@@ -94,7 +94,7 @@ public final class ProxyRelay implements AutoCloseable {
         while (!closed) {
             int inside;
             try {
-                inside = Sockets.accept(listener);
+                inside = Sockets.accept(listener.fd());
             } catch (IOException e) {
                 return;
             }
@@ -187,7 +187,7 @@ public final class ProxyRelay implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        Sockets.shutdown(listener, Sockets.SHUT_RDWR);
+        listener.shutdown();
         pumps.forEach(Pump::abort);
     }
 }

@@ -31,6 +31,7 @@ final class Sockets {
     static final int SHUT_WR = 1;
     /** {@code sizeof(struct sockaddr_un)}: family plus 108 bytes of path. */
     static final int SOCKADDR_UN_SIZE = 110;
+    private static final int ECONNABORTED = 103;
 
     /** The credentials of a unix socket's peer, as the kernel recorded them. */
     record Peer(int pid, int uid, int gid) {}
@@ -109,7 +110,8 @@ final class Sockets {
             if (!r.failed()) {
                 return (int) r.value();
             }
-            if (r.errno() != Syscalls.EINTR) {
+            // ECONNABORTED: a client gave up before it was accepted; the listener is fine, the next may come
+            if (r.errno() != Syscalls.EINTR && r.errno() != ECONNABORTED) {
                 throw new IOException("accept: " + Syscalls.errnoName(r.errno()));
             }
         }
