@@ -204,6 +204,7 @@ public final class SallyportProxy implements AutoCloseable {
                                         InstantSource clock, Prepared prepared)
             throws Exception {
         Policy policy = holder.current().policy();
+        metrics.namedIdentities(() -> holder.current().policy().proxy().metricsIdentities());
         CertificateAuthority ca = prepared.ca();
         DefaultChannelGroup channels = new DefaultChannelGroup("sallyport-clients", GlobalEventExecutor.INSTANCE);
         ProxyEventListener others = options.extraListener() == null ? metrics

@@ -4,6 +4,7 @@ import dev.sallyport.policy.Identities;
 import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.PolicyEngine;
 import dev.sallyport.policy.Rule;
+import dev.sallyport.proxy.limits.ClientKey;
 import io.netty.channel.Channel;
 import io.netty.util.AttributeKey;
 import java.util.ArrayList;
@@ -45,6 +46,15 @@ public final class ClientIdentity {
             id = channel.parent().attr(KEY).get();     // an HTTP/2 stream: its connection's
         }
         return id == null ? ANONYMOUS : id;
+    }
+
+    /**
+     * Who {@code channel}'s connections, tunnels and exchanges count against: its sandbox when it has one, else
+     * its source address (anonymous clients, and every connection before its identity header is read).
+     */
+    public static ClientKey limitKey(Channel channel) {
+        ClientIdentity id = of(channel);
+        return id == ANONYMOUS ? ClientKey.of(channel.remoteAddress()) : new ClientKey.Sandbox(id.name());
     }
 
     /** Marks {@code channel} as this identity's (once, before any of its bytes is decided on). */
