@@ -22,7 +22,7 @@ for i in $(seq 1 "$n"); do
   mkdir -p "$work/ws-$i"
   (cd "$work/ws-$i" && "$sp" run --proxy 127.0.0.1:23138 --proxy-admin 127.0.0.1:29911 \
     --proxy-token "$work/admin-token" --ca-cert "$SALLYPORT_HOME/ca/ca.pem" --identity "job-$i" -- sh -c \
-    'curl -s -o /dev/null -w "%{http_code}\n" --noproxy "" http://127.0.0.1:9/ > answered; n=0; while [ ! -e release ] && [ $n -lt 3000 ]; do sleep 0.1; n=$((n+1)); done' \
+    'curl -s -o /dev/null -w "%{http_code}\n" --noproxy "" http://127.0.0.1:9/ > answer; mv answer answered; n=0; while [ ! -e release ] && [ $n -lt 3000 ]; do sleep 0.1; n=$((n+1)); done' \
     >/dev/null 2>"$work/run-$i.log") &
   pids+=($!)
 done

@@ -1,6 +1,7 @@
 package dev.sallyport.proxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sallyport.proxy.testing.EchoUpstream;
 import dev.sallyport.proxy.testing.MapResolver;
@@ -29,7 +30,8 @@ import org.junit.jupiter.api.Test;
  * Per-client limits and metrics on a shared proxy, from the attacker's side: every relayed sandbox connects from the
  * host's loopback, so the limits count each registered sandbox by its identity; sandbox A holding all its
  * connections or tunnels leaves B (same address) and anonymous clients their own, and anonymous clients stay counted
- * by address. The per-identity metrics name only the identities {@code proxy.metrics_identities} lists.
+ * by address. The per-identity metrics name only the identities {@code proxy.metrics_identities} lists. A
+ * sandbox's open connections close once its registration is forgotten or its lease runs out.
  */
 class SandboxLimitsTest {
 
@@ -174,10 +176,40 @@ class SandboxLimitsTest {
         assertThat(scrape).doesNotContain("attacker-chosen").doesNotContain("job-4711").doesNotContain("sandbox-b");
     }
 
+    @Test
+    void aForgottenSandboxsOpenConnectionsCloseWhenItsRunEndsOrItsLeaseRunsOut() throws Exception {
+        String ended = register("sandbox-ended");
+        String lapsed = register("sandbox-lapsed", 2);
+        try (Socket endedTunnel = as(ended); Socket lapsedTunnel = as(lapsed); Socket b = as(tokenB)) {
+            assertThat(connect(endedTunnel)).startsWith("HTTP/1.1 200 ");
+            assertThat(connect(lapsedTunnel)).startsWith("HTTP/1.1 200 ");
+            assertThat(connect(b)).startsWith("HTTP/1.1 200 ");
+            try (HttpClient client = HttpClient.newHttpClient()) {
+                HttpResponse<String> r = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                        + proxy.proxy.adminAddress().getPort() + "/sandboxes/sandbox-ended"))
+                        .header("Authorization", "Bearer " + ADMIN).header("X-Sallyport-Sandbox-Token", ended)
+                        .DELETE().build(), HttpResponse.BodyHandlers.ofString());
+                assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            }
+            endedTunnel.setSoTimeout(10_000);
+            assertThat(endedTunnel.getInputStream().read()).as("the forgotten sandbox's tunnel is closed")
+                    .isEqualTo(-1);
+            lapsedTunnel.setSoTimeout(15_000);
+            assertThat(lapsedTunnel.getInputStream().read()).as("closed once the lease ran out").isEqualTo(-1);
+            b.setSoTimeout(200);
+            assertThatThrownBy(() -> b.getInputStream().read()).as("B's tunnel stays open")
+                    .isInstanceOf(java.net.SocketTimeoutException.class);
+        }
+    }
+
     /** POST /sandboxes: the registration's token. */
     static String register(String identity) throws Exception {
+        return register(identity, 120);
+    }
+
+    static String register(String identity, int leaseSeconds) throws Exception {
         URI uri = URI.create("http://127.0.0.1:" + proxy.proxy.adminAddress().getPort() + "/sandboxes?identity="
-                + identity);
+                + identity + "&lease=" + leaseSeconds);
         try (HttpClient client = HttpClient.newHttpClient()) {
             HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri).header("Authorization", "Bearer " + ADMIN)
                     .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
