@@ -14,23 +14,8 @@ work=$(mktemp -d)
 export SALLYPORT_HOME="$work/state"
 mkdir -p "$SALLYPORT_HOME" "$work/ws"
 trap 'kill "${proxy_pid:-0}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
-umask 077
-head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/admin-token"
-cat > "$work/policy.yaml" <<POLICY
-proxy:
-  listen: 127.0.0.1:23128
-  admin: 127.0.0.1:29901
-  admin_token: {file: $work/admin-token}
-audit: {path: $work/audit.jsonl}
-rules: []
-POLICY
-"$sp" ca init >/dev/null 2>&1 || true
-"$sp" proxy --config "$work/policy.yaml" >"$work/proxy.log" 2>&1 &
-proxy_pid=$!
-for _ in $(seq 1 300); do
-  curl -fsS http://127.0.0.1:29901/readyz >/dev/null 2>&1 && break
-  sleep 0.1
-done
+. "$root/benchmarks/shared-proxy.sh"
+start_shared_proxy 23128 29901
 median() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.3f", m/1000}'; }
 measure() {
   for _ in $(seq 1 "$n"); do

@@ -38,7 +38,7 @@ class PolicyCommandsTest {
         CliRun run = CliRun.of("policy", "check", file.toString());
         assertThat(run.exit()).isEqualTo(2);
         assertThat(run.err().lines().toList()).containsSubsequence(
-                file + ":3:3: proxy.bogus: unknown key 'bogus' (expected: one of admin, admin_token, dns, http2, limits, listen, timeouts, transparent)",
+                file + ":3:3: proxy.bogus: unknown key 'bogus' (expected: one of admin, admin_token, dns, http2, limits, listen, metrics_identities, timeouts, transparent)",
                 file + ":4:7: mode: 'enforc' is not a mode (expected: enforce or audit)");
         assertThat(run.err()).contains(file + ":7:13: rules[0].hosts[0]: '*.com'")
                 .contains(file + ":10:5: rules[1].hosts: duplicate key 'hosts'")

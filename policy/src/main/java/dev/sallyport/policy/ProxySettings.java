@@ -1,6 +1,7 @@
 package dev.sallyport.policy;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -15,13 +16,25 @@ import java.util.Objects;
  *                       own nftables (DNAT, REDIRECT) are accepted; their original destination is read from the
  *                       kernel's connection tracking
  * @param dns            nullable: {@code proxy.dns}, where the DNS stub answers (UDP and TCP)
+ * @param metricsIdentities {@code proxy.metrics_identities}: the identities the per-identity metrics name; every
+ *                       other registered sandbox counts as {@code other} (a label value per job would grow without
+ *                       bound)
  */
 public record ProxySettings(HostPort listen, HostPort admin, Limits limits, Timeouts timeouts,
                             String adminTokenEnv, Path adminTokenFile, boolean http2,
-                            HostPort transparent, HostPort dns) {
+                            HostPort transparent, HostPort dns, List<String> metricsIdentities) {
+
+    /** The most names {@code proxy.metrics_identities} may list. */
+    public static final int MAX_METRICS_IDENTITIES = 100;
 
     public static final ProxySettings DEFAULTS = new ProxySettings(new HostPort("127.0.0.1", 3128),
             new HostPort("127.0.0.1", 9901), Limits.DEFAULTS, Timeouts.DEFAULTS, null, null, true, null, null);
+
+    /** The settings without per-identity metric names. */
+    public ProxySettings(HostPort listen, HostPort admin, Limits limits, Timeouts timeouts, String adminTokenEnv,
+                         Path adminTokenFile, boolean http2, HostPort transparent, HostPort dns) {
+        this(listen, admin, limits, timeouts, adminTokenEnv, adminTokenFile, http2, transparent, dns, List.of());
+    }
 
     /** The settings without a transparent listener or DNS stub. */
     public ProxySettings(HostPort listen, HostPort admin, Limits limits, Timeouts timeouts, String adminTokenEnv,
@@ -40,6 +53,7 @@ public record ProxySettings(HostPort listen, HostPort admin, Limits limits, Time
         Objects.requireNonNull(admin, "admin");
         Objects.requireNonNull(limits, "limits");
         Objects.requireNonNull(timeouts, "timeouts");
+        metricsIdentities = List.copyOf(metricsIdentities);
         if (adminTokenEnv != null && adminTokenFile != null) {
             throw new IllegalArgumentException("adminToken: both env and file (expected: one of them)");
         }

@@ -129,7 +129,7 @@ class PolicyLoaderTest {
         assertThat(e.problems().get(4).toString()).isEqualTo("policy.yaml:9:13: rules[0].hosts[0]: '*.*.com' is not"
                 + " a valid pattern (expected: an exact host name or '*.' followed by a name with at least two labels)");
         assertThat(e.problems().get(1).toString()).isEqualTo("policy.yaml:3:3: proxy.bogus: unknown key 'bogus'"
-                + " (expected: one of admin, admin_token, dns, http2, limits, listen, timeouts, transparent)");
+                + " (expected: one of admin, admin_token, dns, http2, limits, listen, metrics_identities, timeouts, transparent)");
         assertThat(e.problems().get(3).message()).isEqualTo("duplicate key 'mode'");
         assertThat(e.problems().get(7).message()).contains("already the name of the entry on line 8");
         assertThat(e.problems().get(8).message()).contains("host bits set").contains("10.0.0.0/8");
@@ -208,6 +208,7 @@ class PolicyLoaderTest {
         "proxy: {timeouts: {idle: 0s}}|1:26 proxy.timeouts.idle|is zero",
         "proxy: {admin_token: {env: A, file: b}}|1:22 proxy.admin_token|2 sources",
         "proxy: {http2: yes}|1:16 proxy.http2|is 'yes'",
+        "proxy: {metrics_identities: [ci, -x]}|1:34 proxy.metrics_identities[1]|not an identity name",
         "proxy: {dns: '10.0.0.1'}|1:14 proxy.dns|no port",
         "proxy: {transparent: '127.0.0.1:3128'}|1:22 proxy.transparent|same address as proxy.listen",
         "proxy: {transparent: '10.0.0.1:3129', dns: '10.0.0.1:3129'}|1:44 proxy.dns|same address as proxy.transparent",
@@ -346,6 +347,7 @@ class PolicyLoaderTest {
                   http2: true
                   transparent: 172.30.0.1:3129
                   dns: 172.30.0.1:5353
+                  metrics_identities: [ci, release]
                 upstream: {trust: [system, corp.pem]}
                 network: {deny: [default, "192.31.196.0/24"]}
                 rules:
@@ -377,6 +379,8 @@ class PolicyLoaderTest {
         assertThat(p.proxy().dns()).isEqualTo(new HostPort("172.30.0.1", 5353));
         assertThat(ProxySettings.DEFAULTS.transparent()).as("no transparent listener unless asked").isNull();
         assertThat(ProxySettings.DEFAULTS.dns()).isNull();
+        assertThat(p.proxy().metricsIdentities()).containsExactly("ci", "release");
+        assertThat(ProxySettings.DEFAULTS.metricsIdentities()).isEmpty();
         assertThat(p.upstream().trustFiles()).containsExactly(dir.toAbsolutePath().resolve("corp.pem"));
         assertThat(p.network().deny()).hasSize(DefaultDeny.NETWORKS.size() + 1);
         assertThat(p.rules().getFirst().ports()).isEqualTo(Set.of(443, 8443));

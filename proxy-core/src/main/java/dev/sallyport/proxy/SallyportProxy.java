@@ -206,6 +206,7 @@ public final class SallyportProxy implements AutoCloseable {
                                         InstantSource clock, Prepared prepared)
             throws Exception {
         Policy policy = holder.current().policy();
+        metrics.namedIdentities(() -> holder.current().policy().proxy().metricsIdentities());
         CertificateAuthority ca = prepared.ca();
         DefaultChannelGroup channels = new DefaultChannelGroup("sallyport-clients", GlobalEventExecutor.INSTANCE);
         ProxyEventListener others = options.extraListener() == null ? metrics
@@ -252,6 +253,8 @@ public final class SallyportProxy implements AutoCloseable {
             AdminServer admin = AdminServer.start(adminBind, group, metrics, holder, () -> !closed.get(), audit,
                     token, context.sandboxes());
             context.addSelf(admin.address());
+            // a lease that ran out closes its sandbox's connections within a second (the group's end stops this)
+            group.scheduleAtFixedRate(context.sandboxes()::sweep, 1, 1, TimeUnit.SECONDS);
             SallyportProxy proxy = new SallyportProxy(context, group, server, admin, holder, audit, metrics, closed,
                     ca, minter, mintExecutor, dnsExecutor, connector);
             ProxyOptions.Capture capture = options.capture() != null ? options.capture()

@@ -120,7 +120,7 @@ public final class PolicyParser {
 
     private ProxySettings proxy(Node node) {
         Map<String, Node> m = t.mapping(node, "proxy", Set.of("listen", "admin", "limits", "timeouts", "admin_token",
-                "http2", "transparent", "dns"));
+                "http2", "transparent", "dns", "metrics_identities"));
         if (m == null) {
             return null;
         }
@@ -156,10 +156,17 @@ public final class PolicyParser {
             return null;
         }
         Boolean http2 = m.containsKey("http2") ? t.bool(m.get("http2"), "proxy.http2") : Boolean.TRUE;
-        if (http2 == null) {
+        List<String> metricsIdentities = new RuleParser(t, baseDir).identities(m, "metrics_identities", "proxy");
+        if (http2 == null || metricsIdentities == null) {
             return null;
         }
-        return new ProxySettings(listen, admin, limits, timeouts, tokenEnv, tokenFile, http2, transparent, dns);
+        if (metricsIdentities.size() > ProxySettings.MAX_METRICS_IDENTITIES) {
+            t.problem(m.get("metrics_identities"), "proxy.metrics_identities", "has " + metricsIdentities.size()
+                    + " names", "at most " + ProxySettings.MAX_METRICS_IDENTITIES + " (each is a label value)");
+            return null;
+        }
+        return new ProxySettings(listen, admin, limits, timeouts, tokenEnv, tokenFile, http2, transparent, dns,
+                metricsIdentities);
     }
 
     /** No two of the proxy's TCP listeners share an address and port (port 0 picks one each). */

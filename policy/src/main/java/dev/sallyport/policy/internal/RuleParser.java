@@ -273,7 +273,12 @@ final class RuleParser {
 
     /** {@code clients:}: identity names ({@link Identities}); none, an empty list or no key: every client. */
     private List<String> clients(Map<String, Node> m, String p) {
-        return optionalList(m, "clients", p, Identities.EXPECTED, s -> {
+        return identities(m, "clients", p);
+    }
+
+    /** A list of identity names under {@code key} ({@link Identities}); an empty list when there is no key. */
+    List<String> identities(Map<String, Node> m, String key, String p) {
+        return optionalList(m, key, p, Identities.EXPECTED, s -> {
             if (!Identities.isValidName(s)) {
                 throw new IllegalArgumentException("'" + s + "' is not an identity name");
             }

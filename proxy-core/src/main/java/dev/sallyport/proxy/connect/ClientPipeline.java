@@ -12,7 +12,6 @@ import dev.sallyport.proxy.http2.Http2Connections;
 import dev.sallyport.proxy.internal.ClientPhases;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.internal.TunnelTarget;
-import dev.sallyport.proxy.limits.ClientKey;
 import dev.sallyport.proxy.mitm.InterceptHandshakeHandler;
 import dev.sallyport.proxy.mitm.InterceptSniHandler;
 import dev.sallyport.proxy.mitm.PassthroughHandler;
@@ -94,12 +93,12 @@ public final class ClientPipeline implements ClientPhases {
     }
 
     /** The accept and HTTP phases of a new connection, with the CONNECT handler in front of the HTTP front end. */
-    void install(Channel ch, ClientKey client) {
+    void install(Channel ch) {
         ChannelPipeline p = ch.pipeline();
         ByteCounter counter = addAccept(p);
         p.addLast(IDENTITY, new IdentityHeaderHandler(context));
         addHttp(p, null);
-        p.addBefore(FRONTEND, CONNECT, new ConnectHandler(context, this, counter, client));
+        p.addBefore(FRONTEND, CONNECT, new ConnectHandler(context, this, counter));
     }
 
     /** Byte counter, idle timeout and its closer: the accept phase of every client connection. */
@@ -117,10 +116,10 @@ public final class ClientPipeline implements ClientPhases {
      * connection tracking), then the tunnel phase as if a CONNECT to it had been answered 200
      * ({@link TransparentRoute}).
      */
-    void installTransparent(Channel ch, ClientKey client, SyntheticAddresses addresses, OriginalDestination source) {
+    void installTransparent(Channel ch, SyntheticAddresses addresses, OriginalDestination source) {
         ChannelPipeline p = ch.pipeline();
         ByteCounter counter = addAccept(p);
-        TransparentRoute route = new TransparentRoute(context, this, addresses, counter, client);
+        TransparentRoute route = new TransparentRoute(context, this, addresses, counter);
         p.addLast(TRANSPARENT, switch (source) {
             case PROXY_HEADER -> new OriginalDestinationHandler(route);
             case CONNECTION_TRACKING -> new KernelDestinationHandler(route);

@@ -8,7 +8,6 @@ import dev.sallyport.proxy.http.Responses;
 import dev.sallyport.proxy.internal.TunnelTarget;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
-import dev.sallyport.proxy.limits.ClientKey;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -33,10 +32,10 @@ final class ConnectHandler extends ChannelInboundHandlerAdapter {
     private final TunnelOpener opener;
     private boolean swallowLast;
 
-    ConnectHandler(ProxyContext context, ClientPipeline pipeline, ByteCounter counter, ClientKey client) {
+    ConnectHandler(ProxyContext context, ClientPipeline pipeline, ByteCounter counter) {
         this.context = context;
         this.pipeline = pipeline;
-        this.opener = new TunnelOpener(context, counter, client);
+        this.opener = new TunnelOpener(context, counter);
     }
 
     @Override

@@ -11,11 +11,11 @@ import dev.sallyport.proxy.http2.Http2Connections;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.internal.TunnelTarget;
-import dev.sallyport.proxy.limits.ClientKey;
 import dev.sallyport.proxy.limits.ClientSlots;
 import dev.sallyport.proxy.mitm.ServerContexts;
 import dev.sallyport.proxy.upstream.UpstreamConnector;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
@@ -57,8 +57,7 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
 
     @Override
     protected void initChannel(SocketChannel ch) {
-        ClientKey client = ClientKey.of(ch.remoteAddress());
-        switch (context.tryOpenConnection(client)) {
+        switch (ConnectionSlot.open(context, ch)) {
             case CLIENT_LIMIT -> {
                 refuse(ch, 429, ClientSlots.CONNECTION_LIMIT);
                 return;
@@ -71,14 +70,11 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
         }
         context.channels().add(ch);
         context.emit(new ProxyEvent.ConnectionOpened(context.clock().instant()));
-        ch.closeFuture().addListener(f -> {
-            context.connectionClosed(client);
-            context.emit(new ProxyEvent.ConnectionClosed(context.clock().instant()));
-        });
+        ch.closeFuture().addListener(f -> context.emit(new ProxyEvent.ConnectionClosed(context.clock().instant())));
         if (transparent != null) {
-            pipeline.installTransparent(ch, client, transparent, source);
+            pipeline.installTransparent(ch, transparent, source);
         } else {
-            pipeline.install(ch, client);
+            pipeline.install(ch);
         }
         ch.read();
     }
@@ -94,15 +90,20 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
             audit.arrival(TunnelTarget.TRANSPARENT);
         }
         context.emit(new ProxyEvent.Decided(context.clock().instant(), "connection", audit.fields()));
-        var response = Responses.error(ch.alloc(), status, reason, null);
+        pipeline.answerAndClose(ch, rawAnswer(ch.alloc(), status, reason));
+    }
+
+    /** An error answer as bytes, for a connection refused before (or without) its HTTP codec. */
+    static ByteBuf rawAnswer(ByteBufAllocator alloc, int status, String reason) {
+        var response = Responses.error(alloc, status, reason, null);
         var text = new StringBuilder("HTTP/1.1 ").append(response.status()).append("\r\n");
         response.headers().forEach(h -> text.append(h.getKey()).append(": ").append(h.getValue()).append("\r\n"));
         text.append("\r\n");
-        ByteBuf buf = ch.alloc().buffer();
+        ByteBuf buf = alloc.buffer();
         buf.writeCharSequence(text, StandardCharsets.US_ASCII);
         buf.writeBytes(response.content());
         response.release();
-        pipeline.answerAndClose(ch, buf);
+        return buf;
     }
 
     /**

@@ -2,9 +2,11 @@ package dev.sallyport.proxy.connect;
 
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.identity.ClientIdentity;
+import dev.sallyport.proxy.http.LingeringClose;
 import dev.sallyport.proxy.identity.SandboxRegistry;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
+import dev.sallyport.proxy.limits.ClientSlots;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
@@ -81,6 +83,10 @@ final class IdentityHeaderHandler extends ByteToMessageDecoder {
         }
         in.skipBytes(16 + length);
         found.bind(ctx.channel());
+        if (!ConnectionSlot.moveToIdentity(context, ctx.channel())) {
+            refuse(ctx, ClientSlots.CONNECTION_LIMIT, found);
+            return;
+        }
         identity = found;
     }
 
@@ -155,9 +161,16 @@ final class IdentityHeaderHandler extends ByteToMessageDecoder {
         if (who != null) {
             audit.identity(who.name());
         }
-        context.emit(new ProxyEvent.Decided(context.clock().instant(), "connection", audit.fields()));
         ByteBuf rest = internalBuffer();
         rest.skipBytes(rest.readableBytes());
+        if (reason.equals(ClientSlots.CONNECTION_LIMIT)) {     // the sandbox's client speaks HTTP to the proxy: tell it
+            audit.status(429);
+            context.emit(new ProxyEvent.Decided(context.clock().instant(), "connection", audit.fields()));
+            LingeringClose.respondAndClose(ctx, FrontendInitializer.rawAnswer(ctx.alloc(), 429, reason),
+                    ClientPipeline.LINGER);
+            return;
+        }
+        context.emit(new ProxyEvent.Decided(context.clock().instant(), "connection", audit.fields()));
         ctx.close();
     }
 }

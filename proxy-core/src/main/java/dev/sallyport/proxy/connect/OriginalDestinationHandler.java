@@ -2,6 +2,7 @@ package dev.sallyport.proxy.connect;
 
 import dev.sallyport.proxy.identity.ClientIdentity;
 import dev.sallyport.proxy.internal.AuditRecord;
+import dev.sallyport.proxy.limits.ClientSlots;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
@@ -66,6 +67,11 @@ final class OriginalDestinationHandler extends ByteToMessageDecoder {
                 return;
             }
             identity.bind(ctx.channel());
+            if (!route.countAgainstIdentity(ctx)) {
+                audit.identity(identity.name());
+                refuse(ctx, audit, ClientSlots.CONNECTION_LIMIT);
+                return;
+            }
         }
         in.skipBytes(16);
         int size = family == TCP4 ? 4 : 16;

@@ -7,7 +7,6 @@ import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.identity.SandboxRegistry;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.internal.TunnelTarget;
-import dev.sallyport.proxy.limits.ClientKey;
 import io.netty.channel.ChannelHandlerContext;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -30,17 +29,21 @@ final class TransparentRoute {
     private final SyntheticAddresses addresses;
     private final TunnelOpener opener;
 
-    TransparentRoute(ProxyContext context, ClientPipeline pipeline, SyntheticAddresses addresses, ByteCounter counter,
-                     ClientKey client) {
+    TransparentRoute(ProxyContext context, ClientPipeline pipeline, SyntheticAddresses addresses, ByteCounter counter) {
         this.context = context;
         this.pipeline = pipeline;
         this.addresses = addresses;
-        this.opener = new TunnelOpener(context, counter, client);
+        this.opener = new TunnelOpener(context, counter);
     }
 
     /** The sandboxes registered with the proxy, whose relays name them by a token in the PROXY header. */
     SandboxRegistry sandboxes() {
         return context.sandboxes();
+    }
+
+    /** After the connection was bound to its sandbox: false when that sandbox holds its connection limit. */
+    boolean countAgainstIdentity(ChannelHandlerContext ctx) {
+        return ConnectionSlot.moveToIdentity(context, ctx.channel());
     }
 
     /** A fresh record of a transparent connection. */

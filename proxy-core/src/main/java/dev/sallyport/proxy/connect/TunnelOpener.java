@@ -27,12 +27,10 @@ final class TunnelOpener {
 
     private final ProxyContext context;
     private final ByteCounter counter;
-    private final ClientKey client;
 
-    TunnelOpener(ProxyContext context, ByteCounter counter, ClientKey client) {
+    TunnelOpener(ProxyContext context, ByteCounter counter) {
         this.context = context;
         this.counter = counter;
-        this.client = client;
     }
 
     /**
@@ -42,6 +40,7 @@ final class TunnelOpener {
     TunnelTarget open(ChannelHandlerContext ctx, String host, int port, String arrival, AuditRecord audit,
                       Refusal refusal) {
         ClientIdentity identity = ClientIdentity.of(ctx.channel());
+        ClientKey client = ClientIdentity.limitKey(ctx.channel());
         audit.target(host, port).arrival(arrival).identity(identity.name());
         Decision decision = identity.engine(context.engine()).onConnect(host, port, identity.policy());
         audit.decision(decision);
@@ -78,11 +77,11 @@ final class TunnelOpener {
             return null;
         }
         TunnelTarget tunnel = new TunnelTarget(host, port, decision, null, audit, arrival);
-        opened(ctx, tunnel);
+        opened(ctx, tunnel, client);
         return tunnel;
     }
 
-    private void opened(ChannelHandlerContext ctx, TunnelTarget tunnel) {
+    private void opened(ChannelHandlerContext ctx, TunnelTarget tunnel, ClientKey client) {
         context.emit(new ProxyEvent.TunnelOpened(context.clock().instant()));
         long started = System.nanoTime();
         long receivedBefore = counter.received;

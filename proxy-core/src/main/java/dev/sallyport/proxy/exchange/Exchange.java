@@ -4,6 +4,7 @@ import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.inject.InjectionResult;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
+import dev.sallyport.proxy.identity.ClientIdentity;
 import dev.sallyport.proxy.limits.ClientKey;
 import dev.sallyport.proxy.upstream.Destination;
 import dev.sallyport.proxy.upstream.Dialer;
@@ -101,7 +102,7 @@ public final class Exchange {
         this.upgrade = upgrade;
         this.requestBody = RequestBody.STREAMING;     // until the last part, which every request has
         this.response = new ResponseFlow(this);
-        this.client = ClientKey.of(down.channel().remoteAddress());
+        this.client = ClientIdentity.limitKey(down.channel());
     }
 
     ProxyContext context() {

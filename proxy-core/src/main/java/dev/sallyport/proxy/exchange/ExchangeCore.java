@@ -54,7 +54,7 @@ public final class ExchangeCore {
     public Exchange start(ExchangeRequest request, Downstream down) {
         AuditRecord audit = record(request.origin(), request.method(), request.originForm());
         audit.target(request.target().host(), request.target().port());
-        ClientKey client = ClientKey.of(down.channel().remoteAddress());
+        ClientKey client = ClientIdentity.limitKey(down.channel());
         if (!context.tryTakeExchange(client)) {    // each exchange holds an upstream connection: an h2 stream too
             refuse(audit, 429, ClientSlots.EXCHANGE_LIMIT, down, false);
             return null;

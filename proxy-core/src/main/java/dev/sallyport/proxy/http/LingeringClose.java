@@ -1,6 +1,7 @@
 package dev.sallyport.proxy.http;
 
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -21,16 +22,24 @@ public final class LingeringClose extends ChannelInboundHandlerAdapter {
 
     /** Writes {@code response}, then lingers (the handler named {@code name} first in the pipeline) and closes. */
     public static void respondAndClose(Channel ch, Object response, String name) {
-        ch.writeAndFlush(response).addListener((ChannelFutureListener) f -> {
-            if (!f.isSuccess() || !(ch instanceof DuplexChannel duplex)) {
-                ch.close();
-                return;
-            }
-            ch.pipeline().addFirst(name, new LingeringClose());
-            duplex.shutdownOutput();
-            ch.eventLoop().schedule(() -> ch.close(), LINGER_MILLIS, TimeUnit.MILLISECONDS);
-            ch.read();
-        });
+        ch.writeAndFlush(response).addListener((ChannelFutureListener) f -> linger(f, name));
+    }
+
+    /** The same, written from {@code ctx}: raw bytes that pass none of the handlers after it (an HTTP codec). */
+    public static void respondAndClose(ChannelHandlerContext ctx, Object response, String name) {
+        ctx.writeAndFlush(response).addListener((ChannelFutureListener) f -> linger(f, name));
+    }
+
+    private static void linger(ChannelFuture written, String name) {
+        Channel ch = written.channel();
+        if (!written.isSuccess() || !(ch instanceof DuplexChannel duplex)) {
+            ch.close();
+            return;
+        }
+        ch.pipeline().addFirst(name, new LingeringClose());
+        duplex.shutdownOutput();
+        ch.eventLoop().schedule(() -> ch.close(), LINGER_MILLIS, TimeUnit.MILLISECONDS);
+        ch.read();
     }
 
     @Override

@@ -4,11 +4,14 @@ import dev.sallyport.policy.Identities;
 import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.PolicyEngine;
 import dev.sallyport.policy.Rule;
+import dev.sallyport.proxy.limits.ClientKey;
 import io.netty.channel.Channel;
 import io.netty.util.AttributeKey;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Who a client connection is: a sandbox registered with the proxy (its runner's relay presented the sandbox's token
@@ -31,6 +34,9 @@ public final class ClientIdentity {
     private final String policy;
     private final List<Rule> rules;
     private volatile Combined combined;
+    /** The connections bound to this identity and still open; closed when the registration is forgotten. */
+    private final Set<Channel> connections = ConcurrentHashMap.newKeySet();
+    private volatile boolean forgotten;
 
     ClientIdentity(String name, String policy, List<Rule> rules) {
         this.name = Objects.requireNonNull(name, "name");
@@ -47,9 +53,35 @@ public final class ClientIdentity {
         return id == null ? ANONYMOUS : id;
     }
 
+    /**
+     * Who {@code channel}'s connections, tunnels and exchanges count against: its sandbox when it has one, else
+     * its source address (anonymous clients, and every connection before its identity header is read).
+     */
+    public static ClientKey limitKey(Channel channel) {
+        ClientIdentity id = of(channel);
+        return id == ANONYMOUS ? ClientKey.of(channel.remoteAddress()) : new ClientKey.Sandbox(id.name());
+    }
+
     /** Marks {@code channel} as this identity's (once, before any of its bytes is decided on). */
     public void bind(Channel channel) {
         channel.attr(KEY).set(this);
+        if (this == ANONYMOUS) {
+            return;
+        }
+        connections.add(channel);
+        channel.closeFuture().addListener(f -> connections.remove(channel));
+        if (forgotten) {
+            channel.close();        // resolved just before its registration was forgotten
+        }
+    }
+
+    /**
+     * The registration is gone (its run forgot it, or its lease ran out): every connection bound to it closes, so
+     * nothing a forgotten sandbox opened goes on in its name.
+     */
+    void forgotten() {
+        forgotten = true;
+        connections.forEach(Channel::close);
     }
 
     public String name() {

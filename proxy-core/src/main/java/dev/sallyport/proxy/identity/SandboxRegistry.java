@@ -120,6 +120,7 @@ public final class SandboxRegistry {
             return false;
         }
         byDigest.remove(digestByName.remove(name));
+        r.identity().forgotten();
         return true;
     }
 
@@ -158,11 +159,13 @@ public final class SandboxRegistry {
         return System.nanoTime() + lease.toNanos();
     }
 
-    private synchronized void sweep() {
+    /** Forgets every registration whose lease ran out and closes its connections (the proxy calls it each second). */
+    public synchronized void sweep() {
         byDigest.entrySet().removeIf(e -> {
             boolean gone = expired(e.getValue());
             if (gone) {
                 digestByName.remove(e.getValue().identity().name(), e.getKey());
+                e.getValue().identity().forgotten();
             }
             return gone;
         });

@@ -134,6 +134,19 @@ public final class ProxyContext {
         clientConnections.release(client, policy().proxy().limits().maxConnectionsPerClient());
     }
 
+    /**
+     * Counts an open connection against {@code to} instead of {@code from} (its sandbox, once its identity header
+     * named one); false, nothing changed, when {@code to} already holds its limit.
+     */
+    public boolean moveConnection(ClientKey from, ClientKey to) {
+        int limit = policy().proxy().limits().maxConnectionsPerClient();
+        if (!clientConnections.tryTake(to, limit)) {
+            return false;
+        }
+        clientConnections.release(from, limit);
+        return true;
+    }
+
     /** Counts a new tunnel of client against its limit and the proxy's; nothing is counted unless admitted. */
     public Admission tryOpenTunnel(ClientKey client) {
         Limits limits = policy().proxy().limits();

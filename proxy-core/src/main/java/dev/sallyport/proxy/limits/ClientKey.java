@@ -9,8 +9,9 @@ import java.net.UnknownHostException;
 import java.util.Arrays;
 
 /**
- * Who a per-client limit counts against. Today that is where a TCP client comes from; an identity the runner hands
- * the proxy for each sandbox (never a value the workload sends) is meant to be another case of this type.
+ * Who a per-client limit counts against: a sandbox registered with the proxy (the identity its runner's relay
+ * presented, never a value the workload sends: every relayed sandbox connects from the host's loopback, so its
+ * address would make all of them one client), else where a TCP client comes from.
  */
 public sealed interface ClientKey {
 
@@ -48,6 +49,14 @@ public sealed interface ClientKey {
                 text.append(Integer.toHexString(((b[2 * group] & 0xff) << 8) | (b[2 * group + 1] & 0xff))).append(':');
             }
             return (text.toString().equals("0:0:0:0:") ? ":" : text.toString()) + ":/" + prefixLength;
+        }
+    }
+
+    /** A registered sandbox, by the name its registration gave it (unique among the live ones). */
+    record Sandbox(String name) implements ClientKey {
+        @Override
+        public String toString() {
+            return "sandbox " + name;
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.sallyport.proxy.metrics;
 
+import dev.sallyport.policy.Identities;
 import dev.sallyport.proxy.audit.AuditFailureListener;
 import dev.sallyport.proxy.events.AuditFields;
 import dev.sallyport.proxy.events.ProxyEvent;
@@ -22,6 +23,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -43,6 +45,11 @@ import org.slf4j.LoggerFactory;
  *       accepted; {@code sallyport_h2_streams_refused_total{reason}}: HTTP/2 requests refused before anything
  *       went upstream (a {@code Decided} request with decision {@code deny}: the policy, a limit, a malformed head,
  *       the codec's own resets), by reason.</li>
+ *   <li>{@code sallyport_identity_requests_total{identity,decision}} and
+ *       {@code sallyport_identity_bytes_total{identity,direction}}: the same decisions and bytes by the client's
+ *       identity, named only when {@code proxy.metrics_identities} lists it, else {@code other} ({@code anonymous}
+ *       for clients without one): an identity is a registration's name, one per CI job, and a label value per job
+ *       would grow without bound.</li>
  *   <li>Gauges from the opened/closed events; timers from {@code CertMinted} and {@code UpstreamConnected}.</li>
  * </ul>
  * Label values come from the policy (rule and secret names); at most {@value #MAX_LABEL_SETS} distinct
@@ -79,6 +86,9 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
     private final Map<String, Counter> exchanges = new ConcurrentHashMap<>();
     private final Map<String, Timer> exchangeDurations = new ConcurrentHashMap<>();
     private final Map<String, Counter> h2Refusals = new ConcurrentHashMap<>();
+    private final Map<String, Counter> identityRequests = new ConcurrentHashMap<>();
+    private final Map<String, Counter> identityBytes = new ConcurrentHashMap<>();
+    private volatile Supplier<List<String>> namedIdentities = List::of;
 
     /** A Prometheus registry with the proxy's meters, JVM basics and Netty allocator basics. */
     public ProxyMetrics() {
@@ -149,6 +159,11 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
         return registry.scrape(NettyMetrics.CONTENT_TYPE);
     }
 
+    /** Where the identities the per-identity meters name come from: the policy in force, so a reload applies. */
+    public void namedIdentities(Supplier<List<String>> names) {
+        namedIdentities = names;
+    }
+
     /** Counts audit records that were lost. */
     public void auditDropped(long n) {
         if (n > 0) {
@@ -161,6 +176,7 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
         switch (event) {
             case ProxyEvent.Decided d -> {
                 request(d.fields());
+                identityRequest(d.fields());
                 secretRefusal(d.fields());
                 clientLimitRefusal(d.fields());
                 if ("request".equals(d.event())) {
@@ -246,10 +262,36 @@ public final class ProxyMetrics implements ProxyEventListener, AuditFailureListe
         }
         if (f.bytesUp() != null && f.bytesUp() > 0) {
             bytesUp.increment(f.bytesUp());
+            identityBytes(f, "up").increment(f.bytesUp());
         }
         if (f.bytesDown() != null && f.bytesDown() > 0) {
             bytesDown.increment(f.bytesDown());
+            identityBytes(f, "down").increment(f.bytesDown());
         }
+    }
+
+    /** The identity label of a record: a name {@code proxy.metrics_identities} lists, {@code anonymous} or {@code other}. */
+    private String identity(AuditFields f) {
+        String id = f == null ? null : f.identity();
+        if (id == null || id.equals(Identities.ANONYMOUS)) {
+            return Identities.ANONYMOUS;
+        }
+        return namedIdentities.get().contains(id) ? id : "other";
+    }
+
+    private void identityRequest(AuditFields f) {
+        String identity = identity(f);
+        String decision = f == null || f.decision() == null ? "unknown" : f.decision();
+        identityRequests.computeIfAbsent(identity + '\u0000' + decision, k -> Counter.builder("sallyport.identity.requests")
+                .description("Decisions on CONNECTs and requests, by the client's identity (named ones only) and decision")
+                .tag("identity", identity).tag("decision", decision).register(registry)).increment();
+    }
+
+    private Counter identityBytes(AuditFields f, String direction) {
+        String identity = identity(f);
+        return identityBytes.computeIfAbsent(identity + '\u0000' + direction, k -> Counter.builder("sallyport.identity.bytes")
+                .description("Bytes relayed by the client's identity (named ones only), up = client to upstream")
+                .tag("identity", identity).tag("direction", direction).register(registry));
     }
 
     private Counter secret(String name) {

@@ -216,7 +216,8 @@ public final class PolicyHolder implements AutoCloseable {
         note(notes, "ca", running.ca(), loaded.ca());
         note(notes, "audit", running.audit(), loaded.audit());
         ProxySettings kept = new ProxySettings(was.listen(), was.admin(), now.limits(), now.timeouts(),
-                was.adminTokenEnv(), was.adminTokenFile(), now.http2(), was.transparent(), was.dns());
+                was.adminTokenEnv(), was.adminTokenFile(), now.http2(), was.transparent(), was.dns(),
+                now.metricsIdentities());
         note(notes, "upstream.proxy", running.upstream().proxy(), loaded.upstream().proxy());
         return new Policy(kept, running.ca(), running.audit(), loaded.mode(),
                 loaded.upstream().withProxy(running.upstream().proxy()), loaded.network(),

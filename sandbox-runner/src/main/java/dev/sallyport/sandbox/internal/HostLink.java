@@ -37,7 +37,7 @@ public final class HostLink implements AutoCloseable {
     public record Rules(int insidePort, boolean tcpOnlyToInsidePort, int workloadUid, int workloadGid) {}
 
     private final Path socket;
-    private final int server;
+    private final OwnedSocket server;
     private volatile boolean closed;
     private volatile ProxyRelay relay;
     private volatile DnsDatagramRelay dnsRelay;
@@ -47,7 +47,7 @@ public final class HostLink implements AutoCloseable {
 
     private HostLink(Path socket, int server) {
         this.socket = socket;
-        this.server = server;
+        this.server = new OwnedSocket(server);
     }
 
     /** True when this kernel lets the host supervise the command's connects ({@link ConnectSupervisor}). */
@@ -75,7 +75,7 @@ public final class HostLink implements AutoCloseable {
         int conn = -1;
         FdPassing.Message message = null;
         try {
-            conn = Sockets.accept(server);
+            conn = Sockets.accept(server.fd());
             mountsDone.run();       // bwrap ran the setup: the sandbox's mounts are all made
             Sockets.Peer peer = Sockets.peer(conn);
             if (!descendsFrom(peer.pid(), sandbox)) {
@@ -101,7 +101,7 @@ public final class HostLink implements AutoCloseable {
         } finally {
             Sockets.close(conn);
             stopListening();
-            Sockets.close(server);
+            server.close();
         }
     }
 
@@ -187,7 +187,7 @@ public final class HostLink implements AutoCloseable {
     }
 
     private void stopListening() {
-        Sockets.shutdown(server, Sockets.SHUT_RDWR);
+        server.shutdown();
         try {
             Files.deleteIfExists(socket);
         } catch (IOException e) {
@@ -204,7 +204,7 @@ public final class HostLink implements AutoCloseable {
             t = thread;
             if (t == null) {
                 thread = Thread.currentThread();
-                Sockets.close(server);
+                server.close();
             }
         }
         if (t != null && t != Thread.currentThread()) {

@@ -66,16 +66,16 @@ public final class ProxyRelay implements AutoCloseable {
     /** The PROXY v2 TLV type the proxy reads a registration's token from (its {@code SandboxRegistry.TLV_TYPE}). */
     static final int IDENTITY_TLV = 0xE1;
 
-    private final int listener;
-    private final int listener6;
+    private final OwnedSocket listener;
+    private final OwnedSocket listener6;   // null: none
     private final int insidePort;
     private final Targets targets;
     private final Set<Pump> pumps = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     private ProxyRelay(int listener, int listener6, int insidePort, Targets targets) {
-        this.listener = listener;
-        this.listener6 = listener6;
+        this.listener = new OwnedSocket(listener);
+        this.listener6 = listener6 >= 0 ? new OwnedSocket(listener6) : null;
         this.insidePort = insidePort;
         this.targets = targets;
     }
@@ -88,27 +88,27 @@ public final class ProxyRelay implements AutoCloseable {
     /** The same, with the sandbox's listener on {@code [::1]:insidePort} too ({@code listener6}; -1: none). */
     static ProxyRelay start(int listener, int listener6, int insidePort, Targets targets) {
         ProxyRelay relay = new ProxyRelay(listener, listener6, insidePort, targets);
-        Thread.ofPlatform().daemon().name("sallyport-sandbox-relay").start(() -> relay.accept(listener));
-        if (listener6 >= 0) {
-            Thread.ofPlatform().daemon().name("sallyport-sandbox-relay6").start(() -> relay.accept(listener6));
+        Thread.ofPlatform().daemon().name("sallyport-sandbox-relay").start(() -> relay.accept(relay.listener));
+        if (relay.listener6 != null) {
+            Thread.ofPlatform().daemon().name("sallyport-sandbox-relay6").start(() -> relay.accept(relay.listener6));
         }
         return relay;
     }
 
-    private void accept(int on) {
+    private void accept(OwnedSocket on) {
         try {
             acceptUntilClosed(on);
         } finally {
             // Closed here, by the only thread that uses it: a number closed elsewhere could be reused under it.
-            Sockets.close(on);
+            on.close();
         }
     }
 
-    private void acceptUntilClosed(int listener) {
+    private void acceptUntilClosed(OwnedSocket listener) {
         while (!closed) {
             int inside;
             try {
-                inside = Sockets.accept(listener);
+                inside = Sockets.accept(listener.fd());
             } catch (IOException e) {
                 return;
             }
@@ -203,9 +203,9 @@ public final class ProxyRelay implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        Sockets.shutdown(listener, Sockets.SHUT_RDWR);
-        if (listener6 >= 0) {
-            Sockets.shutdown(listener6, Sockets.SHUT_RDWR);
+        listener.shutdown();
+        if (listener6 != null) {
+            listener6.shutdown();
         }
         pumps.forEach(Pump::abort);
     }

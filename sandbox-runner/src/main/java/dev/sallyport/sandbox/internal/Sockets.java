@@ -34,6 +34,7 @@ final class Sockets {
     static final int SOCKADDR_UN_SIZE = 110;
     /** {@code sizeof(struct sockaddr_in6)}. */
     static final int SOCKADDR_IN6_SIZE = 28;
+    private static final int ECONNABORTED = 103;
 
     /** The credentials of a unix socket's peer, as the kernel recorded them. */
     record Peer(int pid, int uid, int gid) {}
@@ -174,7 +175,8 @@ final class Sockets {
             if (!r.failed()) {
                 return (int) r.value();
             }
-            if (r.errno() != Syscalls.EINTR) {
+            // ECONNABORTED: a client gave up before it was accepted; the listener is fine, the next may come
+            if (r.errno() != Syscalls.EINTR && r.errno() != ECONNABORTED) {
                 throw new IOException("accept: " + Syscalls.errnoName(r.errno()));
             }
         }
