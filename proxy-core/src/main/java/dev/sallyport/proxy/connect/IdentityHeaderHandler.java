@@ -49,8 +49,7 @@ final class IdentityHeaderHandler extends ByteToMessageDecoder {
     }
 
     private void header(ChannelHandlerContext ctx, ByteBuf in) {
-        int n = Math.min(in.readableBytes(), OriginalDestinationHandler.SIGNATURE.length);
-        if (!matches(in, OriginalDestinationHandler.SIGNATURE, n)) {
+        if (!OriginalDestinationHandler.agrees(in, OriginalDestinationHandler.SIGNATURE)) {
             ctx.pipeline().remove(this);         // anonymous: the bytes go on as they came
             return;
         }
@@ -99,9 +98,8 @@ final class IdentityHeaderHandler extends ByteToMessageDecoder {
         byte[] looksLike = in.getByte(in.readerIndex()) == OriginalDestinationHandler.SIGNATURE[0]
                 ? OriginalDestinationHandler.SIGNATURE : in.getByte(in.readerIndex()) == V1[0] ? V1 : null;
         if (looksLike != null) {
-            int n = Math.min(in.readableBytes(), looksLike.length);
-            if (matches(in, looksLike, n)) {
-                if (n < looksLike.length) {
+            if (OriginalDestinationHandler.agrees(in, looksLike)) {
+                if (in.readableBytes() < looksLike.length) {
                     ctx.read();
                     return;
                 }
@@ -145,15 +143,6 @@ final class IdentityHeaderHandler extends ByteToMessageDecoder {
             at += 3 + length;
         }
         return token;
-    }
-
-    private static boolean matches(ByteBuf in, byte[] prefix, int n) {
-        for (int i = 0; i < n; i++) {
-            if (in.getByte(in.readerIndex() + i) != prefix[i]) {
-                return false;
-            }
-        }
-        return true;
     }
 
     private void refuse(ChannelHandlerContext ctx, String reason, /* @Nullable */ ClientIdentity who) {

@@ -34,7 +34,7 @@ final class OriginalDestinationHandler extends ByteToMessageDecoder {
     @Override
     protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
         if (in.readableBytes() < 16) {
-            if (!prefixMatches(in)) {
+            if (!agrees(in, SIGNATURE)) {
                 refuse(ctx, route.audit(ctx), BAD_HEADER);
             } else {
                 ctx.read();
@@ -46,7 +46,7 @@ final class OriginalDestinationHandler extends ByteToMessageDecoder {
         int family = in.getUnsignedByte(start + 13);
         int length = in.getUnsignedShort(start + 14);
         int expected = family == TCP4 ? 12 : family == TCP6 ? 36 : -1;
-        if (!prefixMatches(in) || in.getUnsignedByte(start + 12) != V2_PROXY || expected < 0 || length < expected
+        if (!agrees(in, SIGNATURE) || in.getUnsignedByte(start + 12) != V2_PROXY || expected < 0 || length < expected
                 || length > IdentityHeaderHandler.MAX_LENGTH) {
             refuse(ctx, audit, BAD_HEADER);
             return;
@@ -93,10 +93,11 @@ final class OriginalDestinationHandler extends ByteToMessageDecoder {
         }
     }
 
-    private static boolean prefixMatches(ByteBuf in) {
-        int n = Math.min(in.readableBytes(), SIGNATURE.length);
+    /** Whether the readable bytes agree with {@code prefix} as far as both go (a PROXY header's start, so far). */
+    static boolean agrees(ByteBuf in, byte[] prefix) {
+        int n = Math.min(in.readableBytes(), prefix.length);
         for (int i = 0; i < n; i++) {
-            if (in.getByte(in.readerIndex() + i) != SIGNATURE[i]) {
+            if (in.getByte(in.readerIndex() + i) != prefix[i]) {
                 return false;
             }
         }
