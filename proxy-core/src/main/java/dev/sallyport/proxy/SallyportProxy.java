@@ -234,15 +234,8 @@ public final class SallyportProxy implements AutoCloseable {
         HostPort listen = options.listenOverride() != null ? options.listenOverride() : policy.proxy().listen();
         EventLoopGroup group = Transports.group(0);
         try {
-            Channel server = new ServerBootstrap()
-                    .group(group)
-                    .channel(Transports.serverChannel())
-                    .option(ChannelOption.SO_BACKLOG, 1024)
-                    .handler(new AcceptPause())
-                    .childOption(ChannelOption.AUTO_READ, false)
-                    .childOption(ChannelOption.TCP_NODELAY, true)
-                    .childHandler(new FrontendInitializer(context, new ExchangeCore(context, connector), connector,
-                            minter, prepared.serverTls()))
+            Channel server = clientListener(group, new FrontendInitializer(context, new ExchangeCore(context,
+                    connector), connector, minter, prepared.serverTls()))
                     .bind(listen.host(), listen.port()).sync().channel();
             LOGGER.info("proxy listening address={} transport={} tls={}", server.localAddress(),
                     Transports.nativeTransport() ? "epoll" : "nio", Transports.sslProvider());
@@ -272,6 +265,19 @@ public final class SallyportProxy implements AutoCloseable {
         }
     }
 
+    /** A listener for clients (the proxy's, the transparent one): reads driven by the pipeline, accepts paused on
+     * failure (descriptors exhausted). */
+    private static ServerBootstrap clientListener(EventLoopGroup group, FrontendInitializer child) {
+        return new ServerBootstrap()
+                .group(group)
+                .channel(Transports.serverChannel())
+                .option(ChannelOption.SO_BACKLOG, 1024)
+                .handler(new AcceptPause())
+                .childOption(ChannelOption.AUTO_READ, false)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childHandler(child);
+    }
+
     /** The DNS stub and the transparent listener {@code capture} asks for, sharing one table of mappings. */
     private void startCapture(ProxyOptions.Capture capture, Prepared prepared, InstantSource clock)
             throws InterruptedException {
@@ -289,15 +295,8 @@ public final class SallyportProxy implements AutoCloseable {
                     + "redirected connection cannot be read here (expected: Linux with the epoll transport, and the "
                     + "JVM run with --enable-native-access=ALL-UNNAMED, as bin/sallyport does)");
         }
-        transparent = new ServerBootstrap()
-                .group(group)
-                .channel(Transports.serverChannel())
-                .option(ChannelOption.SO_BACKLOG, 1024)
-                .handler(new AcceptPause())
-                .childOption(ChannelOption.AUTO_READ, false)
-                .childOption(ChannelOption.TCP_NODELAY, true)
-                .childHandler(new FrontendInitializer(context, core, connector, minter, prepared.serverTls(),
-                        addresses, capture.source()))
+        transparent = clientListener(group, new FrontendInitializer(context, core, connector, minter,
+                prepared.serverTls(), addresses, capture.source()))
                 .bind(bind.host(), bind.port()).sync().channel();
         context.addSelf((InetSocketAddress) transparent.localAddress());
         LOGGER.info("transparent listener address={} destination={}", transparent.localAddress(),
