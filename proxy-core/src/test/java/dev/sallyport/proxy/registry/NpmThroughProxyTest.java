@@ -3,7 +3,6 @@ package dev.sallyport.proxy.registry;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sallyport.proxy.events.AuditFields;
-import dev.sallyport.proxy.testing.MapResolver;
 import dev.sallyport.proxy.testing.ProxyFixture;
 import dev.sallyport.testing.ExternalProcess;
 import dev.sallyport.testing.Prerequisites;
@@ -77,17 +76,8 @@ class NpmThroughProxyTest {
     }
 
     static ProxyFixture proxy() throws Exception {
-        String registries = "registries:\n"
-                + "  - name: npm\n"
-                + "    ecosystem: npm\n"
-                + "    hosts: [" + HOST + "]\n"
-                + "    ports: [" + registry.port() + "]\n"
-                + "    min_release_age: 7d\n"
-                + "    advisories: " + osv + "\n"
-                + "    deny: [\"@evil/*\"]\n"
-                + "    refuse_added_install_scripts: true\n";
-        return ProxyFixture.start(ProxyFixture.policy(pki.rootPem(dir), HOST + ":" + registry.port(), "", "")
-                + registries, new MapResolver().map(HOST, "127.0.0.1"), dir);
+        return ProxyFixture.startWithRegistry(pki.rootPem(dir), dir, "npm", "npm", HOST, registry.port(), osv,
+                "    deny: [\"@evil/*\"]\n    refuse_added_install_scripts: true\n");
     }
 
     /** npm in {@code folder} through {@code p}, with a fresh cache and no user configuration. */

@@ -3,7 +3,6 @@ package dev.sallyport.proxy.registry;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sallyport.proxy.events.AuditFields;
-import dev.sallyport.proxy.testing.MapResolver;
 import dev.sallyport.proxy.testing.ProxyFixture;
 import dev.sallyport.testing.ExternalProcess;
 import dev.sallyport.testing.Prerequisites;
@@ -74,15 +73,7 @@ class PipThroughProxyTest {
     }
 
     static ProxyFixture proxy() throws Exception {
-        String registries = "registries:\n"
-                + "  - name: pypi\n"
-                + "    ecosystem: pypi\n"
-                + "    hosts: [" + HOST + "]\n"
-                + "    ports: [" + site.port() + "]\n"
-                + "    min_release_age: 7d\n"
-                + "    advisories: " + osv + "\n";
-        return ProxyFixture.start(ProxyFixture.policy(pki.rootPem(dir), HOST + ":" + site.port(), "", "")
-                + registries, new MapResolver().map(HOST, "127.0.0.1"), dir);
+        return ProxyFixture.startWithRegistry(pki.rootPem(dir), dir, "pypi", "pypi", HOST, site.port(), osv, "");
     }
 
     /** pip with only the proxy's CA trusted and no configuration of the machine's (files, variables). */

@@ -100,6 +100,26 @@ public final class ProxyFixture implements AutoCloseable {
                 + "rules:\n" + rules;
     }
 
+    /**
+     * A proxy whose policy has one {@code registries:} entry for {@code host} on {@code port} (resolved to loopback),
+     * with a week's {@code min_release_age}, the advisories in {@code advisories} and {@code extra} lines of the entry
+     * (each indented by four spaces, ending in a line feed); upstream trust is {@code upstreamRoot}.
+     */
+    public static ProxyFixture startWithRegistry(Path upstreamRoot, Path dir, String name, String ecosystem,
+                                                 String host, int port, Path advisories, String extra)
+            throws Exception {
+        String registries = "registries:\n"
+                + "  - name: " + name + "\n"
+                + "    ecosystem: " + ecosystem + "\n"
+                + "    hosts: [" + host + "]\n"
+                + "    ports: [" + port + "]\n"
+                + "    min_release_age: 7d\n"
+                + "    advisories: " + advisories + "\n"
+                + extra;
+        return start(policy(upstreamRoot, host + ":" + port, "", "") + registries,
+                new MapResolver().map(host, "127.0.0.1"), dir);
+    }
+
     public int port() {
         return proxy.address().getPort();
     }
