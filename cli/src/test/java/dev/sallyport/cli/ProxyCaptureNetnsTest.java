@@ -57,13 +57,13 @@ class ProxyCaptureNetnsTest {
     private final Deque<List<String>> undo = new ArrayDeque<>();
     private final List<Process> processes = new ArrayList<>();
     private final String tag = Integer.toHexString(ThreadLocalRandom.current().nextInt(1 << 20, 1 << 24));
-    private final int net = ThreadLocalRandom.current().nextInt(10, 250);
-    private final String gateway = "10.233." + net + ".1";
+    private int net;
+    private String gateway;
     private final String bridge = "spb" + tag;
     private final String client = "sp-" + tag + "-c";
     private final String neighbour = "sp-" + tag + "-n";
     private final String remote = "sp-" + tag + "-r";
-    private final String remoteAddress = "10.234." + net + ".2";
+    private String remoteAddress;
     private final String table = "sallyport_test_" + tag;
     private String forwardBefore;
 
@@ -75,8 +75,16 @@ class ProxyCaptureNetnsTest {
                     tool + " (scripts/install-deps.sh installs it)");
         }
         String used = sh(true, "ip", "-4", "addr").stdout() + sh(true, "ip", "-4", "route").stdout();
-        Prerequisites.require("free test subnets", !used.contains("10.233." + net + ".")
-                && !used.contains("10.234." + net + "."), "10.233." + net + ".0/24 is in use on this host");
+        net = -1;
+        for (int tries = 0; tries < 64 && net < 0; tries++) {      // another run's subnets may be in use
+            int candidate = ThreadLocalRandom.current().nextInt(10, 250);
+            if (!used.contains("10.233." + candidate + ".") && !used.contains("10.234." + candidate + ".")) {
+                net = candidate;
+            }
+        }
+        Prerequisites.require("free test subnets", net >= 0, "a free 10.233.N.0/24 and 10.234.N.0/24 on this host");
+        gateway = "10.233." + net + ".1";
+        remoteAddress = "10.234." + net + ".2";
         forwardBefore = Files.readString(IP_FORWARD).strip();
     }
 
