@@ -19,6 +19,8 @@ import org.junit.jupiter.api.io.TempDir;
  * renders without a script or an external asset, and its figures are those {@code audit summary} prints.
  */
 class AuditReportTest {
+    /** Chromium alone has taken over a minute to start on a machine loaded by parallel builds. */
+    private static final Duration CHROMIUM_BOUND = Duration.ofSeconds(180);
 
     @TempDir
     Path dir;
@@ -44,7 +46,7 @@ class AuditReportTest {
                 .mapToLong(m -> Long.parseLong(m.group(1))).sum();
         assertThat(denied).isEqualTo(2);
 
-        ExternalProcess.Result dom = ExternalProcess.run(Duration.ofSeconds(60), List.of("chromium", "--headless",
+        ExternalProcess.Result dom = ExternalProcess.run(CHROMIUM_BOUND, List.of("chromium", "--headless",
                 "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=" + dir.resolve("profile"),
                 "--dump-dom", html.toUri().toString()), null);
         assertThat(dom.exit()).as(dom.stderr()).isZero();
@@ -57,7 +59,7 @@ class AuditReportTest {
                 .contains("127.0.0.1:" + w.upstreamPort());
 
         Path png = dir.resolve("report.png");
-        ExternalProcess.Result shot = ExternalProcess.run(Duration.ofSeconds(60), List.of("chromium", "--headless",
+        ExternalProcess.Result shot = ExternalProcess.run(CHROMIUM_BOUND, List.of("chromium", "--headless",
                 "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=" + dir.resolve("profile"),
                 "--window-size=1100,1400", "--screenshot=" + png, html.toUri().toString()), null);
         assertThat(shot.exit()).as(shot.stderr()).isZero();
