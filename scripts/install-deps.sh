@@ -13,6 +13,8 @@
 #   nghttp2-client              nghttp, a real HTTP/2 client of the proxy (Http2ClientsTest)
 #   chromium                    a real headless browser that renders the audit report (cli's AuditReportTest)
 #   bind9-dnsutils              dig, a real resolver client of the proxy's DNS stub
+#   golang-go, musl-tools       a static Go client and a static musl client, resolvers other than glibc's
+#                               inside a sandbox (cli's RunCaptureResolversTest)
 #   squid-openssl               a real parent proxy for upstream.proxy chaining (proxy-core's ParentProxyTest)
 #   skopeo, umoci, runc         copy, unpack and run the OCI image the build makes (image's ImageRunTest)
 # and, from the npm registry, @grpc/grpc-js (a real grpc-node client through the proxy, proxy-core's
@@ -23,7 +25,7 @@ need=()
 for pair in curl:curl openssl:openssl git:git bwrap:bubblewrap unshare:util-linux nft:nftables ip:iproute2 \
             sysctl:procps sha256sum:coreutils /usr/lib/cni/bridge:containernetworking-plugins python3:python3 \
             getent:libc-bin mvn:maven wget:wget node:nodejs npm:npm /usr/bin/javac:default-jdk-headless \
-            nghttp:nghttp2-client chromium:chromium dig:bind9-dnsutils \
+            nghttp:nghttp2-client chromium:chromium dig:bind9-dnsutils /usr/bin/go:golang-go /usr/bin/musl-gcc:musl-tools \
             /usr/sbin/squid:squid-openssl skopeo:skopeo umoci:umoci runc:runc; do
   cmd=${pair%%:*}; pkg=${pair##*:}
   command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
