@@ -96,6 +96,7 @@ public final class ProcessSandbox {
         HomeTools.Plan tools = HomeTools.plan(requested.hostEnv(), requested.command().getFirst(),
                 requested.hostHome(), visible);
         SandboxSpec spec = withReadOnly(requested, tools.shown());
+        Optional<String> gitNotice = gitNotice(spec);   // before the masks: an empty .git mask is made below
         ProtectedPaths.Plan plan = ProtectedPaths.prepare(spec.workdir(), spec.gitWritable());
         List<Path> grants = new ArrayList<>(spec.readOnly());
         grants.addAll(spec.readWrite());
@@ -130,7 +131,7 @@ public final class ProcessSandbox {
                     ? PackageCaches.create(spec.packageCaches().get()) : Map.of();
             List<String> notices = new ArrayList<>(user.notice().stream().toList());
             notices.addAll(tools.notices());
-            gitNotice(spec).ifPresent(notices::add);
+            gitNotice.ifPresent(notices::add);
             limits = Cgroups.create(spec.limits());
             Optional<CaptureRules.Tools> capture = captureTools(spec, RootDrop.prefixFor(user), notices);
             Files.writeString(mounted.resolve("resolv.conf"), capture.isPresent() ? CaptureRules.resolvConf()

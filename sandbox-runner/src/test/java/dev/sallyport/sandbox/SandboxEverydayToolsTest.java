@@ -132,6 +132,9 @@ class SandboxEverydayToolsTest {
 
     @Test
     void aCheckoutWithoutGitWritableSaysOnceThatGitIsReadOnly(Fixture f) throws Exception {
+        Fixture.Run plain = f.run("echo plain");
+        assertThat(plain.err()).as("a folder that is not a checkout (its .git mask is made by the run)")
+                .doesNotContain("is read-only inside");
         f.host("git", "init", "-q");
         Fixture.Run r = f.run("touch .git/FETCH_HEAD; echo touch=$?");
         assertThat(r.out()).contains("touch=1");
