@@ -47,8 +47,8 @@ class ProxyCaptureNetnsTest {
     private static final String ALLOWED = "allowed.test";
     private static final Path IP_FORWARD = Path.of("/proc/sys/net/ipv4/ip_forward");
     private static final Pattern LISTENING = Pattern.compile("proxy listening on [0-9.]+:(\\d+), admin on [0-9.]+:(\\d+)");
-    private static final Pattern TRANSPARENT = Pattern.compile("transparent listener on [0-9.]+:(\\d+)");
-    private static final Pattern DNS = Pattern.compile("dns stub on [0-9.]+:(\\d+)");
+    private static final Pattern TRANSPARENT = Pattern.compile("transparent listener on \\S+:(\\d+)");
+    private static final Pattern DNS = Pattern.compile("dns stub on \\S+:(\\d+)");
     private static final int REMOTE_PORT = 8080;
 
     @TempDir
@@ -195,6 +195,87 @@ class ProxyCaptureNetnsTest {
         }
     }
 
+    /**
+     * The same bridge with an IPv6 network too, the proxy's transparent listener and DNS stub on {@code [::]} (one
+     * dual-stack socket each) and both documented tables, {@code sallyport-capture.nft} then
+     * {@code sallyport-capture6.nft}: a container whose resolver is the gateway's IPv6 address gets a synthetic ULA
+     * address for {@code AAAA} (and none for {@code A}: a mapping is good only for the address that asked, and its
+     * IPv4 address is another), reaches the allowed name over IPv6 through the transparent listener, while its
+     * questions over IPv4 still get {@code A} answers only; IPv6 TCP to the gateway's other ports and to another
+     * address is refused by the proxy (audited), IPv6 UDP goes nowhere.
+     */
+    @Test
+    void anIpv6NetworkIsCapturedByTheDocumentedIpv6Rules() throws Exception {
+        TestPki pki = TestPki.create();
+        String gateway6 = "fd5b:0:" + Integer.toHexString(net) + "::1";
+        String client6 = "fd5b:0:" + Integer.toHexString(net) + "::2";
+        try (HttpsSite site = HttpsSite.start(pki.issue(ALLOWED))
+                .route("/", exchange -> HttpsSite.respond(exchange, 200, "hello over six\n"))) {
+            buildNetwork();
+            sh(true, "ip", "-6", "addr", "add", gateway6 + "/64", "dev", bridge, "nodad");
+            sh(true, "ip", "-n", client, "-6", "addr", "add", client6 + "/64", "dev", "spv" + tag + "2p", "nodad");
+            sh(true, "ip", "-n", client, "-6", "route", "add", "default", "via", gateway6);
+            Files.writeString(Path.of("/etc/netns", client, "resolv.conf"), "nameserver " + gateway6 + "\n");
+            Listening proxy = startProxy(pki, site.port(), "[::]");
+            Path ca = dir.resolve("state/ca/ca.pem");
+            String[] values = {"-D", "bridge_name=" + bridge, "-D", "proxy_port=" + proxy.explicit(), "-D",
+                "transparent_port=" + proxy.transparent(), "-D", "dns_port=" + proxy.dns()};
+            for (String file : List.of("sallyport-capture.nft", "sallyport-capture6.nft")) {
+                Path rules = dir.resolve(file);
+                Files.writeString(rules, Files.readString(Path.of("..", "examples", "container-host", file))
+                        .replace("inet sallyport", "inet " + table));
+                List<String> nft = new ArrayList<>(List.of("nft"));
+                nft.addAll(List.of(values));
+                nft.addAll(List.of("-D", file.contains("6") ? "gateway6=" + gateway6 : "gateway=" + gateway, "-f",
+                        rules.toString()));
+                if (undo.stream().noneMatch(u -> u.contains(table))) {
+                    undo.push(List.of("nft", "delete", "table", "inet", table));
+                }
+                sh(true, nft.toArray(String[]::new));
+            }
+
+            String dig = "dig +short +time=5 +tries=1 ";
+            String aaaa = run(client, dig + "@" + gateway6 + " " + ALLOWED + " AAAA").stdout().strip();
+            assertThat(aaaa).as("a synthetic ULA address, asked over IPv6").startsWith("fd5a:11b0:7f00:53:");
+            assertThat(run(client, dig + "@" + gateway6 + " " + ALLOWED + " A").stdout().strip())
+                    .as("no A answer to a question over IPv6").isEmpty();
+            assertThat(run(client, dig + "@" + gateway + " " + ALLOWED + " AAAA").stdout().strip())
+                    .as("no AAAA answer to a question over IPv4").isEmpty();
+            assertThat(run(client, dig + "@" + gateway + " " + ALLOWED + " A").stdout().strip()).startsWith("198.1");
+            ExternalProcess.Result curl = run(client, "env -i /usr/bin/curl -6 -fsS -m 20 --noproxy '*' --cacert "
+                    + ca + " https://" + ALLOWED + ":" + site.port() + "/six");
+            assertThat(curl.stdout()).as(curl.stderr()).isEqualTo("hello over six\n");
+            String probes = "python3 -c \"\n"
+                    + "import socket\n"
+                    + "for name, where in [('gateway-ssh', ('" + gateway6 + "', 22)),"
+                    + " ('other', ('fd5b:0:ffff::9', 443))]:\n"
+                    + "    try:\n"
+                    + "        c = socket.create_connection(where, timeout=3); c.settimeout(3)\n"
+                    + "        print(name + '=' + (c.recv(100).decode().strip() or 'closed'))\n"
+                    + "    except OSError as e: print(name + '=' + type(e).__name__)\n"
+                    + "u = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); u.settimeout(2)\n"
+                    + "u.sendto(b'x', ('" + gateway6 + "', 4000))\n"
+                    + "try: print('udp=' + u.recvfrom(100)[0].decode())\n"
+                    + "except OSError: print('udp=nothing')\n"
+                    + "\"";
+            assertThat(run(client, probes).stdout()).as("connected to the proxy, which refuses and closes")
+                    .containsPattern("gateway-ssh=(closed|ConnectionResetError)")
+                    .containsPattern("other=(closed|ConnectionResetError)").contains("udp=nothing");
+            String audit = Await.value("the audit records over IPv6", Duration.ofSeconds(20), () -> {
+                try {
+                    String text = Files.readString(dir.resolve("audit.jsonl"));
+                    return text.contains("\"path\":\"/six\"") && text.contains("fd5b:0:ffff:") ? text : null;
+                } catch (IOException e) {
+                    return null;
+                }
+            });
+            assertThat(audit.lines().filter(l -> l.contains("\"path\":\"/six\"")))
+                    .allSatisfy(l -> assertThat(l).contains("\"arrival\":\"transparent\""));
+            assertThat(audit.lines().filter(l -> l.contains("fd5b:0:ffff:")))
+                    .allSatisfy(l -> assertThat(l).contains("\"decision\":\"deny\""));
+        }
+    }
+
     /** A TCP and a UDP probe toward the LAN host; prints {@code tcp-remote=...} and {@code udp-remote=...}. */
     private String probes() {
         return "python3 -c \"\n"
@@ -257,14 +338,19 @@ class ProxyCaptureNetnsTest {
 
     /** {@code sallyport proxy} with every listener on the gateway, the allowed name resolving to loopback. */
     private Listening startProxy(TestPki pki, int port) throws Exception {
+        return startProxy(pki, port, gateway);
+    }
+
+    /** The same, with the transparent listener and the DNS stub on {@code capture} ({@code [::]}: both families). */
+    private Listening startProxy(TestPki pki, int port, String capture) throws Exception {
         Path policy = dir.resolve("policy").resolve("policy.yaml");
         Files.createDirectories(policy.getParent());
         Files.writeString(policy, """
                 proxy:
                   listen: %1$s:0
                   admin: %1$s:0
-                  transparent: %1$s:0
-                  dns: %1$s:0
+                  transparent: "%6$s:0"
+                  dns: "%6$s:0"
                 audit: {path: %2$s}
                 upstream:
                   trust: [%3$s]
@@ -275,7 +361,8 @@ class ProxyCaptureNetnsTest {
                   - name: allowed
                     hosts: [%5$s]
                     ports: [%4$d]
-                """.formatted(gateway, dir.resolve("audit.jsonl"), pki.rootPem(policy.getParent()), port, ALLOWED));
+                """.formatted(gateway, dir.resolve("audit.jsonl"), pki.rootPem(policy.getParent()), port, ALLOWED,
+                capture));
         Path hosts = Files.writeString(dir.resolve("hosts"), "127.0.0.1 " + ALLOWED + "\n");
         List<String> command = new ArrayList<>(CliProcess.command("proxy", "--config", policy.toString()));
         command.add(1, "-Djdk.net.hosts.file=" + hosts);

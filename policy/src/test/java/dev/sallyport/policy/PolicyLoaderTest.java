@@ -227,6 +227,8 @@ class PolicyLoaderTest {
         "network: {deny: [default, 10.0.0.1/8]}|1:27 network.deny[1]|host bits",
         "network: {allow_private: ['10.0.0.0/8']}|1:27 network.allow_private[0]|no port",
         "network: {allow_private: ['fd00::1:443']}|1:27 network.allow_private[0]|without brackets",
+        "network: {literal_addresses: all}|1:30 network.literal_addresses|'all' is not a choice here",
+        "network: {literal_addresses: true}|1:30 network.literal_addresses|'true' is not a choice here",
         "secrets: [{name: 1X, from: env:X, hosts: [a.example], headers: [Authorization]}]|1:18 secrets[0].name|not a valid secret name",
         "secrets: [{name: X, from: env:1, hosts: [a.example], headers: [Authorization]}]|1:27 secrets[0].from|not an environment variable",
         "secrets: [{name: X, from: env:X, hosts: [], headers: [Authorization]}]|1:41 secrets[0].hosts|is empty",
@@ -349,7 +351,7 @@ class PolicyLoaderTest {
                   dns: 172.30.0.1:5353
                   metrics_identities: [ci, release]
                 upstream: {trust: [system, corp.pem]}
-                network: {deny: [default, "192.31.196.0/24"]}
+                network: {deny: [default, "192.31.196.0/24"], literal_addresses: capture}
                 rules:
                   - {name: r, hosts: [a.example], ports: [443, 8443]}
                   - {name: npm, hosts: [registry.example.com], allow_encoded_slash: true}
@@ -383,6 +385,9 @@ class PolicyLoaderTest {
         assertThat(ProxySettings.DEFAULTS.metricsIdentities()).isEmpty();
         assertThat(p.upstream().trustFiles()).containsExactly(dir.toAbsolutePath().resolve("corp.pem"));
         assertThat(p.network().deny()).hasSize(DefaultDeny.NETWORKS.size() + 1);
+        assertThat(p.network().literalAddresses()).isEqualTo(LiteralAddresses.CAPTURE);
+        assertThat(NetworkSettings.DEFAULTS.literalAddresses()).as("no route unless asked")
+                .isEqualTo(LiteralAddresses.NO_ROUTE);
         assertThat(p.rules().getFirst().ports()).isEqualTo(Set.of(443, 8443));
         assertThat(p.rules().getFirst().allowEncodedSlash()).as("default").isFalse();
         assertThat(p.rules().get(1).allowEncodedSlash()).isTrue();

@@ -117,7 +117,8 @@ public record ProxyOptions(
 
         /**
          * The policy's {@code proxy.dns} and {@code proxy.transparent} (connections the host's nftables redirected;
-         * AAAA answered empty), if it names either.
+         * AAAA answered only when the transparent listener has an IPv6 address, to questions asked over IPv6), if it
+         * names either.
          */
         public static java.util.Optional<Capture> of(dev.sallyport.policy.ProxySettings proxy) {
             return proxy.dns() == null && proxy.transparent() == null ? java.util.Optional.empty()
@@ -126,11 +127,13 @@ public record ProxyOptions(
 
         /**
          * A DNS stub and a listener for connections the host's nftables redirected to it (original destination from
-         * connection tracking), AAAA answered empty: what {@code proxy.dns} and {@code proxy.transparent} start, and
-         * what the VM backend's table DNATs a guest's traffic to.
+         * connection tracking): what {@code proxy.dns} and {@code proxy.transparent} start, and what the VM backend's
+         * table DNATs a guest's traffic to. AAAA is answered empty, unless the listener has an IPv6 address (a
+         * network captured for IPv6 too): then questions asked over IPv6 get AAAA answers, those over IPv4 A answers.
          */
         public static Capture redirected(/* @Nullable */ HostPort dns, /* @Nullable */ HostPort transparent) {
-            return new Capture(dns, transparent, false, OriginalDestination.CONNECTION_TRACKING);
+            return new Capture(dns, transparent, transparent != null && transparent.host().contains(":"),
+                    OriginalDestination.CONNECTION_TRACKING);
         }
     }
 }

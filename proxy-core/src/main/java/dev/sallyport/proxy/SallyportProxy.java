@@ -14,6 +14,7 @@ import dev.sallyport.proxy.admin.AdminServer;
 import dev.sallyport.proxy.audit.AuditKey;
 import dev.sallyport.proxy.audit.AuditLog;
 import dev.sallyport.proxy.connect.FrontendInitializer;
+import dev.sallyport.proxy.connect.OriginalDestination;
 import dev.sallyport.proxy.dns.DnsServer;
 import dev.sallyport.proxy.dns.DnsStub;
 import dev.sallyport.proxy.dns.LookupAudit;
@@ -307,7 +308,9 @@ public final class SallyportProxy implements AutoCloseable {
                                       PolicyHolder holder, ProxyContext context, InstantSource clock)
             throws InterruptedException {
         LookupAudit lookups = new LookupAudit(context::emit, clock, DNS_AUDIT_BURST, DNS_AUDIT_PER_SECOND);
-        DnsStub stub = new DnsStub(holder::current, addresses, lookups, capture.ipv6Answers());
+        DnsStub stub = new DnsStub(holder::current, addresses, lookups, !capture.ipv6Answers() ? DnsStub.Families.IPV4
+                : capture.source() == OriginalDestination.CONNECTION_TRACKING ? DnsStub.Families.ASKER_FAMILY
+                : DnsStub.Families.BOTH);
         // lookups the rate limit left out are counted within a second, even when no lookup follows
         group.next().scheduleAtFixedRate(lookups::flushSuppressed, 1, 1, TimeUnit.SECONDS);
         HostPort bind = capture.dns();

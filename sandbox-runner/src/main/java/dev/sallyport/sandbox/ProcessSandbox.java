@@ -162,7 +162,7 @@ public final class ProcessSandbox {
             Process process = pb.start();
             ProxyRelay.Targets targets = capture.isPresent() ? new ProxyRelay.Targets(spec.proxy(),
                     spec.capture().get().dns(), spec.capture().get().transparent())
-                    : new ProxyRelay.Targets(spec.proxy());
+                    .withLiterals(spec.capture().get().literals()) : new ProxyRelay.Targets(spec.proxy());
             targets = targets.withToken(spec.identityToken().orElse(null));
             link.start(process.toHandle(), targets, new HostLink.Rules(spec.insidePort(),
                     abi >= 4 && capture.isEmpty(), user.uid(), user.gid()), drop::detachFromHost);
@@ -209,8 +209,10 @@ public final class ProcessSandbox {
         List<String> command = BwrapCommand.build(bwrap, spec, plan, new BwrapCommand.Layout(mounted, drop.classes(),
                 javaHome, ids, hostSockets, drop.sources(), caches, capture.isPresent()));
         if (capture.isPresent()) {
+            CaptureRules.Families families = Launcher.families(drop.prefix(), capture.get());
             command = Launcher.withInotifyShareAndCapture(spec.limits().inotifyInstances(),
-                    spec.limits().inotifyWatches(), capture.get(), CaptureRules.rules(spec.insidePort()), command);
+                    spec.limits().inotifyWatches(), capture.get(), spec.capture().orElseThrow().literals(), families,
+                    CaptureRules.rules(spec.insidePort(), spec.capture().orElseThrow().literals(), families), command);
         } else if (layer) {
             command = Launcher.withInotifyShare(spec.limits().inotifyInstances(), spec.limits().inotifyWatches(), command);
         } else {
@@ -243,6 +245,7 @@ public final class ProcessSandbox {
                     + "that use the proxy variables get out");
             return Optional.empty();
         }
+        CaptureRules.ipv4OnlyNotice(Launcher.families(prefix, tools.get())).ifPresent(notices::add);
         return tools;
     }
 

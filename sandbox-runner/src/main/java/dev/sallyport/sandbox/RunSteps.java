@@ -100,14 +100,14 @@ final class RunSteps {
                     SandboxSpec.Builder spec = builder(process, proxy.address(), caPem, placeholders);
                     if (process.capture()) {
                         spec.capture(new SandboxSpec.Capture(proxy.dnsAddress().orElseThrow(),
-                                proxy.transparentAddress().orElseThrow()));
+                                proxy.transparentAddress().orElseThrow(), policy.network().literalAddresses()));
                     }
                     yield ProcessSandbox.run(spec.build(), err);
                 }
             }
             case SandboxRun.Backend.Nerdctl vm -> {
                 VmSandbox.Workload workload = new VmSandbox.Workload(vm.runtime(), vm.image(), run.command(),
-                        run.workdir(), placeholders, vm.dryRun(), vm.nerdctl());
+                        run.workdir(), placeholders, vm.dryRun(), vm.nerdctl(), policy.network().literalAddresses());
                 yield VmSandbox.run(workload, caPem, out, capturingVmProxy(policy, ca, keys));
             }
         };

@@ -1,6 +1,7 @@
 package dev.sallyport.sandbox;
 
 import dev.sallyport.sandbox.internal.PackageCaches;
+import dev.sallyport.policy.LiteralAddresses;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -84,8 +85,12 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
         Objects.requireNonNull(identityToken, "identityToken");
     }
 
-    /** Where the proxy's DNS stub (over TCP) and transparent listener answer, both on the host's loopback. */
-    public record Capture(InetSocketAddress dns, InetSocketAddress transparent) {
+    /**
+     * Where the proxy's DNS stub (over TCP) and transparent listener answer, both on the host's loopback, and whether
+     * connections to literal addresses are captured too ({@code literals}, the policy's
+     * {@code network.literal_addresses}).
+     */
+    public record Capture(InetSocketAddress dns, InetSocketAddress transparent, LiteralAddresses literals) {
         public Capture {
             for (InetSocketAddress a : List.of(dns, transparent)) {
                 if (a.isUnresolved() || !a.getAddress().isLoopbackAddress()) {
@@ -93,6 +98,12 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
                             + "loopback)");
                 }
             }
+            Objects.requireNonNull(literals, "literals");
+        }
+
+        /** Only the DNS stub's synthetic addresses captured; literal addresses have no route. */
+        public Capture(InetSocketAddress dns, InetSocketAddress transparent) {
+            this(dns, transparent, LiteralAddresses.NO_ROUTE);
         }
     }
 

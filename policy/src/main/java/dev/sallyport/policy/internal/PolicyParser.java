@@ -8,6 +8,7 @@ import dev.sallyport.policy.GitRule;
 import dev.sallyport.policy.HostPattern;
 import dev.sallyport.policy.HostPort;
 import dev.sallyport.policy.Limits;
+import dev.sallyport.policy.LiteralAddresses;
 import dev.sallyport.policy.Mode;
 import dev.sallyport.policy.NetworkSettings;
 import dev.sallyport.policy.Policy;
@@ -419,7 +420,7 @@ public final class PolicyParser {
     }
 
     private NetworkSettings network(Node node) {
-        Map<String, Node> m = t.mapping(node, "network", Set.of("deny", "allow_private"));
+        Map<String, Node> m = t.mapping(node, "network", Set.of("deny", "allow_private", "literal_addresses"));
         if (m == null) {
             return null;
         }
@@ -459,7 +460,17 @@ public final class PolicyParser {
                     "NETWORK:PORT or HOST:PORT, e.g. 10.20.0.0/16:5432, [fd00::1]:443 or git.corp.example:443",
                     PrivateException::parse);
         }
-        return deny == null || allow == null ? null : new NetworkSettings(deny, allow);
+        LiteralAddresses literals = LiteralAddresses.NO_ROUTE;
+        if (m.containsKey("literal_addresses")) {
+            literals = t.parsed(m.get("literal_addresses"), "network.literal_addresses", "no_route or capture",
+                    s -> switch (s) {
+                        case "no_route" -> LiteralAddresses.NO_ROUTE;
+                        case "capture" -> LiteralAddresses.CAPTURE;
+                        default -> throw new IllegalArgumentException("'" + s + "' is not a choice here");
+                    });
+        }
+        return deny == null || allow == null || literals == null ? null
+                : new NetworkSettings(deny, allow, literals);
     }
 
     /** A path resolved against the policy file's folder; null after a problem. */

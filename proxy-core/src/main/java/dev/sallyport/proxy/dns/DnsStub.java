@@ -15,6 +15,7 @@ import io.netty.handler.codec.dns.DnsRecordType;
 import io.netty.handler.codec.dns.DnsResponse;
 import io.netty.handler.codec.dns.DnsResponseCode;
 import io.netty.handler.codec.dns.DnsSection;
+import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.Locale;
@@ -24,7 +25,7 @@ import java.util.function.Supplier;
 /**
  * Answers DNS questions from the policy alone, never by asking a real resolver: a name some rule could allow
  * ({@link PolicyEngine#onLookup}) gets its synthetic address ({@link SyntheticAddresses}) for {@code A} and, when
- * IPv6 answers are on, {@code AAAA}, with a short TTL, and an empty answer (NODATA) for every other type; any other
+ * IPv6 answers are on, {@code AAAA} ({@link Families}), with a short TTL, and an empty answer (NODATA) for every other type; any other
  * name is NXDOMAIN, whatever the type. Real resolution happens only when the proxy dials the name. A query that is
  * not one {@code IN} question of opcode QUERY is FORMERR or NOTIMP; a full mapping table is REFUSED. Every answer
  * goes to {@link LookupAudit}.
@@ -37,13 +38,31 @@ public final class DnsStub {
     private final Supplier<PolicyEngine> engine;
     private final SyntheticAddresses addresses;
     private final LookupAudit audit;
-    private final boolean ipv6;
+    private final Families families;
+
+    /** Which families' addresses the stub answers with, and to whom. */
+    public enum Families {
+        /** {@code A} only ({@code AAAA}: NODATA). */
+        IPV4,
+        /** {@code A} and {@code AAAA} to every client: the sandbox's relay, which captures both from one address. */
+        BOTH,
+        /**
+         * {@code A} to a question asked over IPv4, {@code AAAA} to one asked over IPv6, NODATA for the other family:
+         * a synthetic address is good only for the address that asked, and nothing tells that a container's IPv4 and
+         * IPv6 addresses are one client (the standalone proxy's {@code proxy.dns} on a dual-stack network).
+         */
+        ASKER_FAMILY
+    }
 
     public DnsStub(Supplier<PolicyEngine> engine, SyntheticAddresses addresses, LookupAudit audit, boolean ipv6) {
+        this(engine, addresses, audit, ipv6 ? Families.BOTH : Families.IPV4);
+    }
+
+    public DnsStub(Supplier<PolicyEngine> engine, SyntheticAddresses addresses, LookupAudit audit, Families families) {
         this.engine = engine;
         this.addresses = addresses;
         this.audit = audit;
-        this.ipv6 = ipv6;
+        this.families = families;
     }
 
     public SyntheticAddresses addresses() {
@@ -89,9 +108,11 @@ public final class DnsStub {
             return;
         }
         InetAddress address;
-        if (question.type().equals(DnsRecordType.A)) {
+        boolean askedOver6 = from.getAddress() instanceof Inet6Address;
+        if (question.type().equals(DnsRecordType.A) && (families != Families.ASKER_FAMILY || !askedOver6)) {
             address = slot.get().v4();
-        } else if (question.type().equals(DnsRecordType.AAAA) && ipv6) {
+        } else if (question.type().equals(DnsRecordType.AAAA) && (families == Families.BOTH
+                || (families == Families.ASKER_FAMILY && askedOver6))) {
             address = slot.get().v6();
         } else {
             audit.answered(client, name, type, "NODATA", decision, decision.reason());

@@ -1,5 +1,6 @@
 package dev.sallyport.sandbox.internal;
 
+import dev.sallyport.policy.LiteralAddresses;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,20 +31,23 @@ public final class Launcher {
             + " && echo \"$2\" > /proc/sys/user/max_inotify_watches && shift 2 && exec \"$@\"";
     /**
      * $1 the inotify instances, $2 the watches, $3 {@code ip}, $4 {@code nft}, $5 the nftables rules, then the
-     * command: the loopback up with the synthetic prefix on it (so connects to it are routed at all) and the rules
-     * that redirect what is captured to the sandbox's listener.
+     * command: the loopback up with the synthetic prefix on it (so connects to it are routed at all; with
+     * {@code literals} {@link LiteralAddresses#CAPTURE} a default route through it too) and the rules that redirect
+     * what is captured to the sandbox's listener.
      */
-    static final String INOTIFY_AND_CAPTURE = "echo \"$1\" > /proc/sys/user/max_inotify_instances"
-            + " && echo \"$2\" > /proc/sys/user/max_inotify_watches"
-            + " && " + CaptureRules.loopback("\"$3\"")
-            + " && \"$4\" \"$5\" && shift 5 && exec \"$@\""
-            + " || { echo 'sallyport sandbox: cannot set up transparent capture in the sandbox network namespace"
-            + " (expected: ip and nft working in a user namespace; --no-capture runs without it)' >&2; exit 125; }";
+    static String inotifyAndCapture(LiteralAddresses literals, CaptureRules.Families families) {
+        return "echo \"$1\" > /proc/sys/user/max_inotify_instances"
+                + " && echo \"$2\" > /proc/sys/user/max_inotify_watches"
+                + " && " + CaptureRules.loopback("\"$3\"", literals, families)
+                + " && \"$4\" \"$5\" && shift 5 && exec \"$@\""
+                + " || { echo 'sallyport sandbox: cannot set up transparent capture in the sandbox network namespace"
+                + " (expected: ip and nft working in a user namespace; --no-capture runs without it)' >&2; exit 125; }";
+    }
     private static final Path UNSHARE = Path.of("/usr/bin/unshare");
     /** Whether the layer works, by the command line that starts it ({@code setpriv ...} for a root runner). */
     private static final Map<List<String>, Boolean> USER_NAMESPACE_LAYER = new ConcurrentHashMap<>();
     /** Whether the capture rules load in the layer's network namespace, by the same command line. */
-    private static final Map<List<String>, Boolean> CAPTURE_LAYER = new ConcurrentHashMap<>();
+    private static final Map<List<String>, Probe> CAPTURE_LAYER = new ConcurrentHashMap<>();
 
     private Launcher() {
     }
@@ -72,9 +76,10 @@ public final class Launcher {
      * them.
      */
     public static List<String> withInotifyShareAndCapture(int instances, int watches, CaptureRules.Tools tools,
+                                                          LiteralAddresses literals, CaptureRules.Families families,
                                                           String rules, List<String> command) {
         List<String> argv = new ArrayList<>(List.of(UNSHARE.toString(), "--user", "--map-root-user", "--net",
-                "/bin/sh", "-c", INOTIFY_AND_CAPTURE, "sallyport-inotify", Integer.toString(instances),
+                "/bin/sh", "-c", inotifyAndCapture(literals, families), "sallyport-inotify", Integer.toString(instances),
                 Integer.toString(watches), tools.ip().toString(), tools.nft().toString(), rules));
         argv.addAll(command);
         return argv;
@@ -104,34 +109,64 @@ public final class Launcher {
      * per JVM and prefix ({@code ip} or {@code nft} refused there, or a kernel without nf_tables' NAT, say no).
      */
     public static boolean captureLayer(List<String> prefix, CaptureRules.Tools tools) {
-        return CAPTURE_LAYER.computeIfAbsent(List.copyOf(prefix), p -> userNamespaceLayer(p) && tryCapture(p, tools));
+        return probe(prefix, tools) != Probe.NONE;
     }
 
-    private static boolean tryCapture(List<String> prefix, CaptureRules.Tools tools) {
+    /**
+     * What capture covers in that layer's network namespace: IPv4 and IPv6, or IPv4 alone where the host has IPv6
+     * but the namespace refuses the IPv6 prefix (or its rules); IPv4 alone also when the layer does not work at all.
+     */
+    public static CaptureRules.Families families(List<String> prefix, CaptureRules.Tools tools) {
+        return probe(prefix, tools) == Probe.IPV4_AND_IPV6 ? CaptureRules.Families.IPV4_AND_IPV6
+                : CaptureRules.Families.IPV4;
+    }
+
+    private static Probe probe(List<String> prefix, CaptureRules.Tools tools) {
+        return CAPTURE_LAYER.computeIfAbsent(List.copyOf(prefix),
+                p -> userNamespaceLayer(p) ? tryCapture(p, tools) : Probe.NONE);
+    }
+
+    /** What the probe found: nothing works, IPv4 only (the IPv6 part failed: exit 3), or both. */
+    private enum Probe { NONE, IPV4, IPV4_AND_IPV6 }
+
+    private static Probe tryCapture(List<String> prefix, CaptureRules.Tools tools) {
+        boolean six = CaptureRules.Families.wanted() == CaptureRules.Families.IPV4_AND_IPV6;
         List<String> argv = new ArrayList<>(prefix);
         argv.addAll(List.of(UNSHARE.toString(), "--user", "--map-root-user", "--net", "/bin/sh", "-c",
-                CaptureRules.loopback("\"$1\"") + " && \"$2\" \"$3\"",
+                CaptureRules.loopback("\"$1\"", LiteralAddresses.NO_ROUTE, CaptureRules.Families.IPV4)
+                        + " && \"$2\" \"$3\" && { [ \"$4\" = none ] || { " + CaptureRules.loopback6("\"$1\"")
+                        + " && \"$2\" \"$4\"; } || exit 3; }",
                 "sallyport-capture-probe", tools.ip().toString(), tools.nft().toString(),
-                CaptureRules.rules(3128)));
-        return succeeds(argv);
+                CaptureRules.rules4(3128, LiteralAddresses.NO_ROUTE),
+                six ? CaptureRules.rules6(3128, LiteralAddresses.NO_ROUTE) : "none"));
+        return switch (exitOf(argv)) {
+            case 0 -> six ? Probe.IPV4_AND_IPV6 : Probe.IPV4;
+            case 3 -> Probe.IPV4;
+            default -> Probe.NONE;
+        };
     }
 
     /** Runs {@code argv} with nothing in or out, for up to 10 seconds: true when it exits 0. */
     private static boolean succeeds(List<String> argv) {
+        return exitOf(argv) == 0;
+    }
+
+    /** Runs {@code argv} with nothing in or out, for up to 10 seconds: its exit status, -1 when it did not end. */
+    private static int exitOf(List<String> argv) {
         try {
             Process p = new ProcessBuilder(argv)
                     .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
             p.getOutputStream().close();
             if (!p.waitFor(10, TimeUnit.SECONDS)) {
                 p.destroyForcibly();
-                return false;
+                return -1;
             }
-            return p.exitValue() == 0;
+            return p.exitValue();
         } catch (IOException e) {
-            return false;
+            return -1;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return false;
+            return -1;
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.sallyport.sandbox.internal;
 
+import dev.sallyport.policy.LiteralAddresses;
 import java.io.IOException;
 import java.net.Inet6Address;
 import java.net.InetSocketAddress;
@@ -7,6 +8,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -20,8 +22,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * prefix, {@code fd5a:11b0:7f00:53::/96}, to its twin on {@code [::1]}); the kernel's connection tracking says
  * where each was headed ({@link Sockets#originalDestination}): the listener itself is the explicit proxy, port 53 is
  * the proxy's DNS stub (over TCP), a synthetic address goes to the proxy's transparent listener behind a PROXY v2
- * header that the relay writes before any byte of the sandbox's (so the sandbox cannot forge it). Anything else is
- * closed.
+ * header that the relay writes before any byte of the sandbox's (so the sandbox cannot forge it), and so does any
+ * other address but the loopback's when the rules capture literal addresses ({@link LiteralAddresses#CAPTURE}).
+ * Anything else is closed.
  */
 public final class ProxyRelay implements AutoCloseable {
 
@@ -31,7 +34,12 @@ public final class ProxyRelay implements AutoCloseable {
      * sandbox's registration with a shared proxy (null: none), presented before every connection's first byte.
      */
     public record Targets(InetSocketAddress explicit, /* @Nullable */ InetSocketAddress dns,
-                          /* @Nullable */ InetSocketAddress transparent, /* @Nullable */ String token) {
+                          /* @Nullable */ InetSocketAddress transparent, /* @Nullable */ String token,
+                          LiteralAddresses literals) {
+        public Targets {
+            Objects.requireNonNull(literals, "literals");
+        }
+
         public Targets(InetSocketAddress explicit) {
             this(explicit, null, null);
         }
@@ -40,15 +48,28 @@ public final class ProxyRelay implements AutoCloseable {
             this(explicit, dns, transparent, null);
         }
 
+        public Targets(InetSocketAddress explicit, /* @Nullable */ InetSocketAddress dns,
+                       /* @Nullable */ InetSocketAddress transparent, /* @Nullable */ String token) {
+            this(explicit, dns, transparent, token, LiteralAddresses.NO_ROUTE);
+        }
+
         /** The same targets, each connection presenting {@code value} (null: none). */
         public Targets withToken(/* @Nullable */ String value) {
-            return new Targets(explicit, dns, transparent, value);
+            return new Targets(explicit, dns, transparent, value, literals);
+        }
+
+        /**
+         * The same targets, literal addresses sent to the transparent listener too when {@code value} is
+         * {@link LiteralAddresses#CAPTURE} (the sandbox's rules then redirect them).
+         */
+        public Targets withLiterals(LiteralAddresses value) {
+            return new Targets(explicit, dns, transparent, token, value);
         }
 
         @Override
         public String toString() {
             return "Targets[" + explicit + ", " + dns + ", " + transparent + ", token=" + (token == null ? "none"
-                    : "hidden") + "]";
+                    : "hidden") + ", " + literals + "]";
         }
 
         boolean capture() {
@@ -125,7 +146,8 @@ public final class ProxyRelay implements AutoCloseable {
             header = targets.token() == null ? null : identity(targets.token());
         } else if (original.getAddress().isLoopbackAddress() && original.getPort() == DNS_PORT) {
             to = targets.dns();
-        } else if (isSynthetic(original)) {
+        } else if (isSynthetic(original) || (targets.literals() == LiteralAddresses.CAPTURE
+                && !original.getAddress().isLoopbackAddress())) {
             to = targets.transparent();
             header = header(original, targets.token());
         } else {

@@ -1,5 +1,7 @@
 package dev.sallyport.sandbox.net;
 
+import dev.sallyport.policy.LiteralAddresses;
+
 /**
  * The host-side nftables table that confines one sandbox bridge.
  *
@@ -15,7 +17,9 @@ package dev.sallyport.sandbox.net;
  *   <li>prerouting (transparent capture): DNS to the gateway (UDP and TCP port 53) is DNATed to the proxy's DNS stub
  *       on the gateway, TCP to a synthetic address ({@code 198.18.0.0/15}, handed out by that stub) to the proxy's
  *       transparent listener, which reads the original destination from connection tracking. Nothing else is
- *       translated: every other destination meets the filter chains below unchanged.</li>
+ *       translated: every other destination meets the filter chains below unchanged; with the policy's
+ *       {@code network.literal_addresses: capture}, TCP to any address but the gateway's goes to that listener too,
+ *       decided there as an IP-literal CONNECT.</li>
  *   <li>input: IPv6 from the bridge is dropped; TCP to the gateway address on the proxy's three ports (explicit,
  *       transparent, DNS) and UDP to its DNS port are accepted; other TCP gets a reset and everything else ICMP
  *       admin-prohibited (no other DNS, DHCP, SSH, the admin listener, host services).</li>
@@ -42,6 +46,15 @@ public final class NftRuleset {
      */
     public static String render(String table, String bridge, String gateway, int proxyPort, int transparentPort,
                                 int dnsPort) {
+        return render(table, bridge, gateway, proxyPort, transparentPort, dnsPort, LiteralAddresses.NO_ROUTE);
+    }
+
+    /**
+     * The same; with {@link LiteralAddresses#CAPTURE} TCP to every address but the gateway's is DNATed to the
+     * transparent listener, not only TCP to a synthetic address.
+     */
+    public static String render(String table, String bridge, String gateway, int proxyPort, int transparentPort,
+                                int dnsPort, LiteralAddresses literals) {
         requireName("table", table);
         requireName("bridge", bridge);
         Ipv4Subnet.parseAddress(gateway);
@@ -77,7 +90,8 @@ public final class NftRuleset {
                 \t\treject with icmpx type admin-prohibited
                 \t}
                 }
-                """.formatted(table, bridge, gateway, proxyPort, PRIORITY, transparentPort, dnsPort, SYNTHETIC);
+                """.formatted(table, bridge, gateway, proxyPort, PRIORITY, transparentPort, dnsPort,
+                literals == LiteralAddresses.CAPTURE ? "!= " + gateway : SYNTHETIC);
     }
 
     private static void requireName(String what, String name) {

@@ -1,5 +1,7 @@
 package dev.sallyport.sandbox.net;
 
+import dev.sallyport.policy.LiteralAddresses;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -25,8 +27,10 @@ import java.util.regex.Pattern;
  * @param subnet    the sandbox's IPv4 network; the gateway is its first address
  * @param proxyPort the TCP port the proxy listens on at the gateway address; the two after it are its transparent
  *                  listener and its DNS stub there
+ * @param literals  whether the table sends TCP to literal addresses to the transparent listener too (the policy's
+ *                  {@code network.literal_addresses})
  */
-public record SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort) {
+public record SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort, LiteralAddresses literals) {
 
     /** Prefix of every name the runner creates (networks, containers, bridge aliases). */
     public static final String NAME_PREFIX = "sallyport-";
@@ -47,6 +51,17 @@ public record SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort) {
         if (proxyPort < 1 || proxyPort > 65533) {
             throw new IllegalArgumentException("proxyPort: " + proxyPort + " (expected: 1..65533)");
         }
+        java.util.Objects.requireNonNull(literals, "literals");
+    }
+
+    /** Only synthetic addresses captured ({@link LiteralAddresses#NO_ROUTE}). */
+    public SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort) {
+        this(id, subnet, proxyPort, LiteralAddresses.NO_ROUTE);
+    }
+
+    /** The same network, its table capturing literal addresses as {@code value} says. */
+    public SandboxNetwork withLiterals(LiteralAddresses value) {
+        return new SandboxNetwork(id, subnet, proxyPort, value);
     }
 
     /** A new network with a random id and a free /24 from {@link SubnetPool}. */
@@ -103,7 +118,8 @@ public record SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort) {
 
     /** The nftables table that confines this sandbox. */
     public String ruleset() {
-        return NftRuleset.render(tableName(), bridgeName(), gateway(), proxyPort, transparentPort(), dnsPort());
+        return NftRuleset.render(tableName(), bridgeName(), gateway(), proxyPort, transparentPort(), dnsPort(),
+                literals);
     }
 
     /** Creates the bridge with the gateway address, IPv6 off, tagged with our alias so cleanup can find it. */

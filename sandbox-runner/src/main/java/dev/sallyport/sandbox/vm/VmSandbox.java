@@ -1,6 +1,7 @@
 package dev.sallyport.sandbox.vm;
 
 import dev.sallyport.policy.HostPort;
+import dev.sallyport.policy.LiteralAddresses;
 import dev.sallyport.proxy.ProxyOptions;
 import dev.sallyport.sandbox.internal.TrustFiles;
 import dev.sallyport.sandbox.net.SandboxNetwork;
@@ -38,9 +39,11 @@ public final class VmSandbox {
      * @param secrets   secret name to placeholder
      * @param dryRun    print every command and run none (the proxy is not started)
      * @param nerdctl   the nerdctl program (a name on the PATH or a path)
+     * @param literals  whether TCP to literal addresses goes to the proxy too (the policy's
+     *                  {@code network.literal_addresses})
      */
     public record Workload(VmRuntime runtime, String image, List<String> command, Path workspace,
-                           Map<String, String> secrets, boolean dryRun, String nerdctl) {
+                           Map<String, String> secrets, boolean dryRun, String nerdctl, LiteralAddresses literals) {
         public Workload {
             Objects.requireNonNull(runtime, "runtime");
             Objects.requireNonNull(image, "image");
@@ -48,12 +51,19 @@ public final class VmSandbox {
             Objects.requireNonNull(workspace, "workspace");
             secrets = Map.copyOf(secrets);
             Objects.requireNonNull(nerdctl, "nerdctl");
+            Objects.requireNonNull(literals, "literals");
+        }
+
+        /** A workload whose literal addresses are not captured ({@link LiteralAddresses#NO_ROUTE}). */
+        public Workload(VmRuntime runtime, String image, List<String> command, Path workspace,
+                        Map<String, String> secrets, boolean dryRun, String nerdctl) {
+            this(runtime, image, command, workspace, secrets, dryRun, nerdctl, LiteralAddresses.NO_ROUTE);
         }
 
         @Override
         public String toString() {
             return "Workload[" + runtime.cliName() + ", " + image + ", " + command + ", " + workspace + ", secrets="
-                    + secrets.keySet() + ", dryRun=" + dryRun + ", " + nerdctl + "]";
+                    + secrets.keySet() + ", dryRun=" + dryRun + ", " + nerdctl + ", " + literals + "]";
         }
     }
 
@@ -78,7 +88,7 @@ public final class VmSandbox {
             throws IOException, VmRunException {
         Path trustDir = trustFiles(caPem, workload.dryRun());
         try {
-            SandboxNetwork network = SandboxNetwork.allocate(PROXY_PORT);
+            SandboxNetwork network = SandboxNetwork.allocate(PROXY_PORT).withLiterals(workload.literals());
             NerdctlSpec spec = NerdctlSpec.of(network, workload.runtime(), workload.image(), workload.command(),
                             workload.workspace(), UserIds.caller(workload.workspace()),
                             trustDir.resolve(TrustFiles.BUNDLE))

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.sallyport.ca.CaExport;
 import dev.sallyport.ca.CertificateAuthority;
 import dev.sallyport.policy.HostPort;
+import dev.sallyport.policy.LiteralAddresses;
 import dev.sallyport.policy.PolicyLoader;
 import dev.sallyport.proxy.ProxyOptions;
 import dev.sallyport.proxy.SallyportProxy;
@@ -64,14 +65,8 @@ class HostCaptureTest {
         try (NetLab lab = new NetLab();
              HttpsSite site = HttpsSite.start(pki.issue(ALLOWED))
                      .route("/", exchange -> HttpsSite.respond(exchange, 200, "hello from " + ALLOWED + "\n"))) {
-            lab.onClose("sh", "-c", "echo " + forwardBefore + " > " + IP_FORWARD);
-            sandbox.teardownCommands().reversed().forEach(c -> lab.onClose(c.argv().toArray(String[]::new)));
-            for (HostCommand command : sandbox.bridgeCommands()) {
-                lab.run(command);
-            }
-            String guest = lab.namespace("guest");
-            lab.attach(guest, "spg" + lab.tag(), sandbox.bridgeName(), sandbox.subnet().host(2) + "/24",
-                    sandbox.gateway());
+            String guest = guestAndLan(lab, sandbox, lan, forwardBefore,
+                    "tcp|" + lan.host(2) + "|" + OTHER_PORT + "|lan-host");
             Path etc = Path.of("/etc/netns", guest);
             if (!Files.exists(etc.getParent())) {
                 lab.onClose("rmdir", etc.getParent().toString());
@@ -79,29 +74,15 @@ class HostCaptureTest {
             lab.onClose("rm", "-rf", etc.toString());
             Files.createDirectories(etc);
             Files.writeString(etc.resolve("resolv.conf"), "nameserver " + sandbox.gateway() + "\n");
-            String remote = lab.namespace("remote");
-            lab.attach(remote, "spr" + lab.tag(), null, lan.host(2) + "/24", lan.host(1));
-            lab.run("ip", "addr", "add", lan.host(1) + "/24", "dev", "spr" + lab.tag());
-            Files.writeString(IP_FORWARD, "1");
-            lab.listenersIn(remote, "tcp|" + lan.host(2) + "|" + OTHER_PORT + "|lan-host");
-            InetAddress gateway = InetAddress.getByName(sandbox.gateway());
-            lab.tcpBanner(gateway, OTHER_PORT, "host-service");
 
             Path audit = dir.resolve("audit.jsonl");
             CertificateAuthority ca = CertificateAuthority.ephemeral("Sallyport Test CA");
             Path caPem = Files.write(dir.resolve("ca.pem"), CaExport.pem(ca, false));
-            String policy = """
-                    audit: {path: %s}
-                    upstream:
-                      trust: [%s]
-                    network:
-                      deny: default
-                      allow_private: ["127.0.0.1:%d"]
-                    rules:
+            String policy = policy(audit, pki, "127.0.0.1:" + site.port(), """
                       - name: allowed
                         hosts: [%s]
                         ports: [%d]
-                    """.formatted(audit, pki.rootPem(dir), site.port(), ALLOWED, site.port());
+                    """.formatted(ALLOWED, site.port()));
             ProxyOptions options = ProxyOptions.of(PolicyLoader.parse(policy, "policy.yaml")).withCa(ca)
                     .withAdmin(new HostPort("127.0.0.1", 0))
                     .withResolver(host -> host.equals(ALLOWED)
@@ -152,6 +133,115 @@ class HostCaptureTest {
                         .anySatisfy(l -> assertThat(l).contains("\"arrival\":\"explicit\""));
             }
         }
+    }
+
+    /**
+     * With {@code network.literal_addresses: capture} the table DNATs TCP to any address but the gateway's: from the
+     * guest, {@code curl} to a LAN host's literal address that a {@code cidrs} rule allows is intercepted and served,
+     * while another address of that network and the LAN host's other port ({@code network.deny}: 403 at the dial) and
+     * an address no rule names (closed unanswered) are refused by the proxy and audited as transparent; the gateway's
+     * other ports and the admin port are still reset by the table, UDP still goes nowhere.
+     */
+    @Test
+    void withLiteralAddressesCapturedTcpToAnyAddressIsDecidedByTheProxy() throws Exception {
+        List<Ipv4Subnet> subnets = HostEnforcementTest.freeTestSubnets(2);
+        String forwardBefore = Files.readString(IP_FORWARD).strip();
+        String id = "t" + Integer.toHexString(ThreadLocalRandom.current().nextInt(1 << 24));
+        SandboxNetwork sandbox = new SandboxNetwork(id, subnets.get(0), VmSandbox.PROXY_PORT)
+                .withLiterals(LiteralAddresses.CAPTURE);
+        Ipv4Subnet lan = subnets.get(1);
+        String server = lan.host(2);
+        TestPki pki = TestPki.create();
+        TestPki.Issued leaf = pki.issue(server);
+        try (NetLab lab = new NetLab()) {
+            String guest = guestAndLan(lab, sandbox, lan, forwardBefore,
+                    "tcp|" + server + "|" + OTHER_PORT + "|lan-host",
+                    "tls|" + server + "|443|hello from " + server + "|" + leaf.writeCertPem(dir) + "|"
+                            + leaf.writeKeyPem(dir));
+
+            Path audit = dir.resolve("audit.jsonl");
+            CertificateAuthority ca = CertificateAuthority.ephemeral("Sallyport Test CA");
+            Path caPem = Files.write(dir.resolve("ca.pem"), CaExport.pem(ca, false));
+            String policy = policy(audit, pki, server + ":443", """
+                      - name: lan
+                        cidrs: [%s]
+                        ports: [443, %d]
+                    """.formatted(lan, OTHER_PORT)).replace("rules:", "  literal_addresses: capture\nrules:");
+            ProxyOptions options = ProxyOptions.of(PolicyLoader.parse(policy, "policy.yaml")).withCa(ca)
+                    .withAdmin(new HostPort("127.0.0.1", 0));
+            lab.run(sandbox.firewallCommand());
+            try (SallyportProxy proxy = SallyportProxy.start(VmSandbox.proxyOn(sandbox, options))) {
+                assertThat(inGuest(guest, "env -i curl -sS -m 20 --noproxy '*' --cacert " + caPem + " https://"
+                        + server + "/literal; echo curl=$?")).as("a literal address a cidrs rule allows")
+                        .isEqualTo("hello from " + server + "\ncurl=0\n");
+                // As for a CONNECT: the rule opens the tunnel, network.deny refuses the dial of each request.
+                String status = "env -i curl -s -m 20 --noproxy '*' -o /dev/null --cacert " + caPem + " -w ";
+                assertThat(inGuest(guest, status + "'%{http_code}\\n' https://" + lan.host(3) + "/; " + status
+                        + "'%{http_code}\\n' http://" + server + ":" + OTHER_PORT + "/"))
+                        .as("network.deny: another address of the rule's network, another port of the LAN host")
+                        .isEqualTo("403\n403\n");
+                Map<String, String> targets = new LinkedHashMap<>();
+                targets.put("no-rule", "tcp|198.51.100.7|443");
+                targets.put("host-service", "tcp|" + sandbox.gateway() + "|" + OTHER_PORT);
+                targets.put("admin", "tcp|" + sandbox.gateway() + "|" + proxy.adminAddress().getPort());
+                targets.put("udp", "udp|" + server + "|" + OTHER_PORT);
+                Map<String, String> closed = lab.probeFrom(guest, targets).results();
+                assertThat(closed.get("no-rule")).as("no rule: the proxy accepts and closes, unanswered")
+                        .isIn("ok:", "error-104");
+                for (String name : List.of("host-service", "admin")) {
+                    assertThat(closed.get(name)).as(name + ": a TCP reset from the table").isEqualTo("refused");
+                }
+                assertThat(closed.get("udp")).doesNotStartWith("ok");
+                proxy.flushAudit();
+                String records = Files.readString(audit);
+                assertThat(records.lines().filter(l -> l.contains("\"path\":\"/literal\"")))
+                        .isNotEmpty().allSatisfy(l -> assertThat(l).contains("\"arrival\":\"transparent\"")
+                                .contains("\"decision\":\"allow\""));
+                for (String refused : List.of("\"host\":\"" + lan.host(3) + "\"", "\"host\":\"198.51.100.7\"",
+                        "\"host\":\"" + server + "\",\"port\":" + OTHER_PORT)) {
+                    assertThat(records.lines().filter(l -> l.contains(refused))).as(refused)
+                            .allSatisfy(l -> assertThat(l).contains("\"arrival\":\"transparent\""))
+                            .anySatisfy(l -> assertThat(l).contains("\"decision\":\"deny\""));
+                }
+            }
+        }
+    }
+
+    /**
+     * What nerdctl and CNI would build, and around it: the sandbox's bridge, a guest namespace attached to it, a LAN
+     * host's namespace routed through the host (its address {@code lan.host(2)}, serving {@code listeners}) and a
+     * host service on the gateway's {@link #OTHER_PORT}; the guest's namespace name.
+     */
+    private static String guestAndLan(NetLab lab, SandboxNetwork sandbox, Ipv4Subnet lan, String forwardBefore,
+                                      String... listeners) throws Exception {
+        lab.onClose("sh", "-c", "echo " + forwardBefore + " > " + IP_FORWARD);
+        sandbox.teardownCommands().reversed().forEach(c -> lab.onClose(c.argv().toArray(String[]::new)));
+        for (HostCommand command : sandbox.bridgeCommands()) {
+            lab.run(command);
+        }
+        String guest = lab.namespace("guest");
+        lab.attach(guest, "spg" + lab.tag(), sandbox.bridgeName(), sandbox.subnet().host(2) + "/24",
+                sandbox.gateway());
+        String remote = lab.namespace("remote");
+        lab.attach(remote, "spr" + lab.tag(), null, lan.host(2) + "/24", lan.host(1));
+        lab.run("ip", "addr", "add", lan.host(1) + "/24", "dev", "spr" + lab.tag());
+        Files.writeString(IP_FORWARD, "1");
+        lab.listenersIn(remote, listeners);
+        lab.tcpBanner(InetAddress.getByName(sandbox.gateway()), OTHER_PORT, "host-service");
+        return guest;
+    }
+
+    /** The test's policy: {@code audit}, the test PKI trusted upstream, one {@code allow_private} entry, {@code rules}. */
+    private String policy(Path audit, TestPki pki, String allowPrivate, String rules) {
+        return """
+                audit: {path: %s}
+                upstream:
+                  trust: [%s]
+                network:
+                  deny: default
+                  allow_private: ["%s"]
+                rules:
+                """.formatted(audit, pki.rootPem(dir), allowPrivate) + rules;
     }
 
     private static String inGuest(String ns, String script) throws IOException {

@@ -3,6 +3,7 @@ package dev.sallyport.sandbox.net;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sallyport.policy.LiteralAddresses;
 import dev.sallyport.testing.Prerequisites;
 import org.junit.jupiter.api.Test;
 
@@ -44,12 +45,23 @@ class NftRulesetTest {
     }
 
     @Test
+    void capturingLiteralAddressesDnatsTcpToEveryAddressButTheGatewayAndChangesNothingElse() {
+        String literal = NETWORK.withLiterals(LiteralAddresses.CAPTURE).ruleset();
+        assertThat(literal).isEqualTo(NETWORK.ruleset().replace(
+                "ip daddr 198.18.0.0/15 meta l4proto tcp dnat", "ip daddr != 10.213.7.1 meta l4proto tcp dnat"));
+        assertThat(literal).contains("iifname \"" + NETWORK.bridgeName()
+                + "\" ip daddr != 10.213.7.1 meta l4proto tcp dnat ip to 10.213.7.1:3129\n");
+    }
+
+    @Test
     void nftAcceptsTheScript() throws Exception {
         Prerequisites.requireRoot("nft -c needs root to check the syntax");
         Prerequisites.require("nft", Executables.find("nft").isPresent(), "nftables: apt-get install nftables");
-        CommandResult check = NetLab.SHELL.capture(
-                new HostCommand(java.util.List.of("nft", "-c", "-f", "-"), NETWORK.ruleset(), true));
-        assertThat(check.exit()).as(check.stderr()).isZero();
+        for (SandboxNetwork network : java.util.List.of(NETWORK, NETWORK.withLiterals(LiteralAddresses.CAPTURE))) {
+            CommandResult check = NetLab.SHELL.capture(
+                    new HostCommand(java.util.List.of("nft", "-c", "-f", "-"), network.ruleset(), true));
+            assertThat(check.exit()).as(check.stderr()).isZero();
+        }
     }
 
     @Test
