@@ -3,6 +3,7 @@ package dev.sallyport.proxy.dns;
 import dev.sallyport.policy.Decision;
 import dev.sallyport.policy.HostNames;
 import dev.sallyport.policy.PolicyEngine;
+import dev.sallyport.proxy.identity.ClientIdentity;
 import dev.sallyport.proxy.internal.AuditRecord;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.dns.DefaultDnsQuestion;
@@ -50,8 +51,23 @@ public final class DnsStub {
         return addresses;
     }
 
+    /** Whether AAAA questions get synthetic IPv6 answers where the asker does not say (the stub's own listeners). */
+    boolean ipv6() {
+        return ipv6;
+    }
+
     /** Fills {@code response} (made with the query's id) with the answer to {@code query} from {@code from}. */
     public void answer(DnsQuery query, DnsResponse response, InetSocketAddress from) {
+        answer(query, response, from, ClientIdentity.ANONYMOUS, ipv6);
+    }
+
+    /**
+     * The same for {@code who}: a registered sandbox's question (its relay presented its token) is decided by its
+     * rules ({@code clients:}, its own rules first) and gets a mapping of its own; {@code aaaa}: AAAA questions get
+     * synthetic IPv6 answers.
+     */
+    public void answer(DnsQuery query, DnsResponse response, InetSocketAddress from, ClientIdentity who,
+                       boolean aaaa) {
         String client = AuditRecord.clientText(from);
         response.setOpCode(query.opCode());
         response.setRecursionDesired(query.isRecursionDesired());
@@ -74,32 +90,34 @@ public final class DnsStub {
         response.setAuthoritativeAnswer(true);
         String asked = question.name();
         String type = question.type().name();
-        Decision decision = engine.get().onLookup(asked, null);
+        Decision decision = who.engine(engine.get()).onLookup(asked, who.policy());
         String name = printable(asked);
+        String identity = who.name();
         if (!decision.permitsTraffic()) {
             response.setCode(DnsResponseCode.NXDOMAIN);
-            audit.answered(client, name, type, "NXDOMAIN", decision, decision.reason());
+            audit.answered(client, identity, name, type, "NXDOMAIN", decision, decision.reason());
             return;
         }
         name = HostNames.normalize(asked);
-        Optional<SyntheticAddresses.Slot> slot = addresses.assign(name, from.getAddress());
+        Optional<SyntheticAddresses.Slot> slot = who == ClientIdentity.ANONYMOUS
+                ? addresses.assign(name, from.getAddress()) : addresses.assign(name, who);
         if (slot.isEmpty()) {
             response.setCode(DnsResponseCode.REFUSED);
-            audit.answered(client, name, type, "REFUSED", decision, LookupAudit.POOL_FULL);
+            audit.answered(client, identity, name, type, "REFUSED", decision, LookupAudit.POOL_FULL);
             return;
         }
         InetAddress address;
         if (question.type().equals(DnsRecordType.A)) {
             address = slot.get().v4();
-        } else if (question.type().equals(DnsRecordType.AAAA) && ipv6) {
+        } else if (question.type().equals(DnsRecordType.AAAA) && aaaa) {
             address = slot.get().v6();
         } else {
-            audit.answered(client, name, type, "NODATA", decision, decision.reason());
+            audit.answered(client, identity, name, type, "NODATA", decision, decision.reason());
             return;
         }
         response.addRecord(DnsSection.ANSWER, new DefaultDnsRawRecord(question.name(), question.type(), TTL_SECONDS,
                 Unpooled.wrappedBuffer(address.getAddress())));
-        audit.answered(client, name, type, address.getHostAddress(), decision, decision.reason());
+        audit.answered(client, identity, name, type, address.getHostAddress(), decision, decision.reason());
     }
 
     /** The name as asked, lowercased, without its final dot, {@code \\xNN} where not printable ASCII. */
