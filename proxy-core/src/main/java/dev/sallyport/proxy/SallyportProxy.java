@@ -62,7 +62,11 @@ import org.slf4j.LoggerFactory;
 public final class SallyportProxy implements AutoCloseable {
 
     private static final Logger LOGGER = LoggerFactory.getLogger(SallyportProxy.class);
-    /** The DNS stub's bounds: mappings at once, how long one lives after its name was asked, audit records. */
+    /**
+     * The DNS stub's bounds: mappings at once (all clients), of one client (the clients known by address together,
+     * or one registered sandbox), how long one lives after its name was asked, audit records.
+     */
+    private static final int DNS_TABLE = 32_768;
     private static final int DNS_MAPPINGS = 4096;
     private static final Duration DNS_LIFETIME = Duration.ofMinutes(10);
     private static final int DNS_AUDIT_BURST = 200;
@@ -86,6 +90,7 @@ public final class SallyportProxy implements AutoCloseable {
     private final AuditLog audit;
     private final ProxyMetrics metrics;
     private final AtomicReference<Boolean> closed;
+    private final DnsStub stub;
     private volatile DnsServer dns;
     private volatile Channel transparent;
 
@@ -94,7 +99,8 @@ public final class SallyportProxy implements AutoCloseable {
                            PolicyHolder holder, AuditLog audit, ProxyMetrics metrics,
                            AtomicReference<Boolean> closed,
                            CertificateAuthority ca, LeafMinter minter, ExecutorService mintExecutor,
-                           ExecutorService dnsExecutor, UpstreamConnector connector) {
+                           ExecutorService dnsExecutor, UpstreamConnector connector, DnsStub stub) {
+        this.stub = stub;
         this.context = context;
         this.group = group;
         this.server = server;
@@ -234,9 +240,22 @@ public final class SallyportProxy implements AutoCloseable {
                 parent);
         HostPort listen = options.listenOverride() != null ? options.listenOverride() : policy.proxy().listen();
         EventLoopGroup group = Transports.group(0);
+        ProxyOptions.Capture capture = options.capture() != null ? options.capture()
+                : options.listenOverride() != null ? null : ProxyOptions.Capture.of(policy.proxy()).orElse(null);
+        // one table of mappings for the stub's own listeners and for registered sandboxes' relayed DNS, the
+        // sandboxes' own mappings going with their registrations
+        SyntheticAddresses addresses = new SyntheticAddresses(DNS_TABLE, DNS_MAPPINGS, DNS_LIFETIME,
+                Ticker.systemTicker());
+        context.sandboxes().onForgotten(addresses::forget);
+        LookupAudit lookups = new LookupAudit(context::emit, clock, DNS_AUDIT_BURST, DNS_AUDIT_PER_SECOND);
+        DnsStub stub = new DnsStub(holder::current, addresses, lookups, capture == null || !capture.ipv6Answers()
+                ? DnsStub.Families.IPV4 : capture.source() == OriginalDestination.CONNECTION_TRACKING
+                ? DnsStub.Families.ASKER_FAMILY : DnsStub.Families.BOTH);
         try {
+            // lookups the rate limit left out are counted within a second, even when no lookup follows
+            group.next().scheduleAtFixedRate(lookups::flushSuppressed, 1, 1, TimeUnit.SECONDS);
             Channel server = clientListener(group, new FrontendInitializer(context, new ExchangeCore(context,
-                    connector), connector, minter, prepared.serverTls()))
+                    connector), connector, minter, prepared.serverTls(), stub))
                     .bind(listen.host(), listen.port()).sync().channel();
             LOGGER.info("proxy listening address={} transport={} tls={}", server.localAddress(),
                     Transports.nativeTransport() ? "epoll" : "nio", Transports.sslProvider());
@@ -250,11 +269,9 @@ public final class SallyportProxy implements AutoCloseable {
             // a lease that ran out closes its sandbox's connections within a second (the group's end stops this)
             group.scheduleAtFixedRate(context.sandboxes()::sweep, 1, 1, TimeUnit.SECONDS);
             SallyportProxy proxy = new SallyportProxy(context, group, server, admin, holder, audit, metrics, closed,
-                    ca, minter, mintExecutor, dnsExecutor, connector);
-            ProxyOptions.Capture capture = options.capture() != null ? options.capture()
-                    : options.listenOverride() != null ? null : ProxyOptions.Capture.of(policy.proxy()).orElse(null);
+                    ca, minter, mintExecutor, dnsExecutor, connector, stub);
             if (capture != null) {
-                proxy.startCapture(capture, prepared, clock);
+                proxy.startCapture(capture, prepared);
             }
             return proxy;
         } catch (Exception e) {
@@ -279,12 +296,12 @@ public final class SallyportProxy implements AutoCloseable {
                 .childHandler(child);
     }
 
-    /** The DNS stub and the transparent listener {@code capture} asks for, sharing one table of mappings. */
-    private void startCapture(ProxyOptions.Capture capture, Prepared prepared, InstantSource clock)
-            throws InterruptedException {
-        SyntheticAddresses addresses = new SyntheticAddresses(DNS_MAPPINGS, DNS_LIFETIME, Ticker.systemTicker());
+    /** The DNS stub's listeners and the transparent listener {@code capture} asks for, sharing one table of mappings. */
+    private void startCapture(ProxyOptions.Capture capture, Prepared prepared) throws InterruptedException {
         if (capture.dns() != null) {
-            dns = startDns(capture, addresses, group, holder, context, clock);
+            HostPort bind = capture.dns();
+            dns = DnsServer.start(new InetSocketAddress(bind.host(), bind.port()), group, stub);
+            LOGGER.info("dns stub listening address={} (udp and tcp)", dns.address());
             context.addSelf(dns.address());
         }
         HostPort bind = capture.transparent();
@@ -297,26 +314,11 @@ public final class SallyportProxy implements AutoCloseable {
                     + "JVM run with --enable-native-access=ALL-UNNAMED, as bin/sallyport does)");
         }
         transparent = clientListener(group, new FrontendInitializer(context, core, connector, minter,
-                prepared.serverTls(), addresses, capture.source()))
+                prepared.serverTls(), stub, stub.addresses(), capture.source()))
                 .bind(bind.host(), bind.port()).sync().channel();
         context.addSelf((InetSocketAddress) transparent.localAddress());
         LOGGER.info("transparent listener address={} destination={}", transparent.localAddress(),
                 capture.source().name().toLowerCase(java.util.Locale.ROOT));
-    }
-
-    private static DnsServer startDns(ProxyOptions.Capture capture, SyntheticAddresses addresses, EventLoopGroup group,
-                                      PolicyHolder holder, ProxyContext context, InstantSource clock)
-            throws InterruptedException {
-        LookupAudit lookups = new LookupAudit(context::emit, clock, DNS_AUDIT_BURST, DNS_AUDIT_PER_SECOND);
-        DnsStub stub = new DnsStub(holder::current, addresses, lookups, !capture.ipv6Answers() ? DnsStub.Families.IPV4
-                : capture.source() == OriginalDestination.CONNECTION_TRACKING ? DnsStub.Families.ASKER_FAMILY
-                : DnsStub.Families.BOTH);
-        // lookups the rate limit left out are counted within a second, even when no lookup follows
-        group.next().scheduleAtFixedRate(lookups::flushSuppressed, 1, 1, TimeUnit.SECONDS);
-        HostPort bind = capture.dns();
-        DnsServer dns = DnsServer.start(new InetSocketAddress(bind.host(), bind.port()), group, stub);
-        LOGGER.info("dns stub listening address={} (udp and tcp)", dns.address());
-        return dns;
     }
 
     /** The policy's folder is watched for changes: an audit log there wakes the watcher on every write. */

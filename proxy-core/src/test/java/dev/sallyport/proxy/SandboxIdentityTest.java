@@ -52,25 +52,35 @@ class SandboxIdentityTest {
     @BeforeAll
     static void start() throws Exception {
         up = Upstreams.start("a.test", "b.test", "shared.test");
+        proxy = startShared(up, """
+                  - {name: a-only, hosts: [a.test], ports: [PORT], clients: [sandbox-a]}
+                  - {name: b-only, hosts: [b.test], ports: [PORT], clients: [sandbox-b]}
+                  - {name: shared, hosts: [shared.test], ports: [PORT]}
+                """);
+        trust = Trust.of(proxy.caPem);
+        a = register("sandbox-a", ADMIN);
+        b = register("sandbox-b", ADMIN);
+    }
+
+    /**
+     * A proxy for {@code up}'s a.test, b.test and shared.test with the admin token {@link #ADMIN}, {@code rules} (their
+     * {@code PORT} the upstream's) and two secrets: {@code A_TOKEN} ({@link #VALUE_A}) for sandbox-a and
+     * {@code B_TOKEN} ({@link #VALUE_B}) for sandbox-b, each for its own host and shared.test.
+     */
+    static ProxyFixture startShared(Upstreams up, String rules) throws Exception {
         Path secretA = Files.writeString(up.dir.resolve("a"), VALUE_A);
         Path secretB = Files.writeString(up.dir.resolve("b"), VALUE_B);
         Path token = Files.writeString(up.dir.resolve("admin-token"), ADMIN + "\n");
         int port = up.tls.port();
-        String rules = "  - {name: a-only, hosts: [a.test], ports: [" + port + "], clients: [sandbox-a]}\n"
-                + "  - {name: b-only, hosts: [b.test], ports: [" + port + "], clients: [sandbox-b]}\n"
-                + "  - {name: shared, hosts: [shared.test], ports: [" + port + "]}\n"
-                + "secrets:\n"
+        String secrets = "secrets:\n"
                 + "  - {name: A_TOKEN, from: 'file:" + secretA + "', hosts: [a.test, shared.test],"
                 + " headers: [Authorization], clients: [sandbox-a]}\n"
                 + "  - {name: B_TOKEN, from: 'file:" + secretB + "', hosts: [b.test, shared.test],"
                 + " headers: [Authorization], clients: [sandbox-b]}\n";
         String allow = "a.test:" + port + ", b.test:" + port + ", shared.test:" + port;
-        proxy = ProxyFixture.start(ProxyFixture.policy(up.root, allow, "  admin_token: {file: " + token + "}\n",
-                rules), new MapResolver().map("a.test", "127.0.0.1").map("b.test", "127.0.0.1")
-                .map("shared.test", "127.0.0.1"), up.dir);
-        trust = Trust.of(proxy.caPem);
-        a = register("sandbox-a", ADMIN);
-        b = register("sandbox-b", ADMIN);
+        return ProxyFixture.start(ProxyFixture.policy(up.root, allow, "  admin_token: {file: " + token + "}\n",
+                rules.replace("PORT", Integer.toString(port)) + secrets), new MapResolver()
+                .map("a.test", "127.0.0.1").map("b.test", "127.0.0.1").map("shared.test", "127.0.0.1"), up.dir);
     }
 
     @AfterAll
@@ -81,7 +91,12 @@ class SandboxIdentityTest {
 
     /** POST /sandboxes: the answer's lines as name to value ("placeholder X" keyed by X). */
     static Map<String, String> register(String identity, String adminToken) throws Exception {
-        HttpResponse<String> r = admin(HttpRequest.newBuilder(adminUri("/sandboxes?identity=" + identity))
+        return register(proxy, identity, adminToken);
+    }
+
+    /** The same with {@code on}'s admin listener. */
+    static Map<String, String> register(ProxyFixture on, String identity, String adminToken) throws Exception {
+        HttpResponse<String> r = admin(HttpRequest.newBuilder(adminUri(on, "/sandboxes?identity=" + identity))
                 .header("Authorization", "Bearer " + adminToken).POST(HttpRequest.BodyPublishers.noBody()));
         assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
         Map<String, String> out = new LinkedHashMap<>();
@@ -93,7 +108,11 @@ class SandboxIdentityTest {
     }
 
     static URI adminUri(String path) {
-        return URI.create("http://127.0.0.1:" + proxy.proxy.adminAddress().getPort() + path);
+        return adminUri(proxy, path);
+    }
+
+    static URI adminUri(ProxyFixture on, String path) {
+        return URI.create("http://127.0.0.1:" + on.proxy.adminAddress().getPort() + path);
     }
 
     static HttpResponse<String> admin(HttpRequest.Builder request) throws Exception {

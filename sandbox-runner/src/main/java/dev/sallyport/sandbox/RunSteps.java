@@ -60,7 +60,10 @@ final class RunSteps {
     private record Plan(SandboxRun.ProxyMode proxy, SandboxRun.Backend backend) {
     }
 
-    /** Registered with a shared proxy for the run: its placeholders, its token on every connection of the relay. */
+    /**
+     * Registered with a shared proxy for the run: its placeholders, its token on every connection of the relay, and
+     * (unless {@code --no-capture}) its DNS and captured connections relayed to the proxy's main listener as its own.
+     */
     private int attached(SandboxRun.ProxyMode.Attached proxy, SandboxRun.Backend.Process process) throws Exception {
         Path source = run.policy().source();
         String rules = source == null ? "" : Files.readString(source);
@@ -74,6 +77,11 @@ final class RunSteps {
             }
             SandboxSpec.Builder spec = builder(process, proxy.address(), proxy.caPem(), chosen(lease.placeholders()));
             spec.identityToken(lease.token());
+            if (process.capture()) {
+                // the relay carries DNS and captured connections to the proxy's main listener behind the token
+                spec.capture(new SandboxSpec.Capture(proxy.address(), proxy.address(),
+                        run.policy().network().literalAddresses()));
+            }
             return ProcessSandbox.run(spec.build(), err);
         }
     }

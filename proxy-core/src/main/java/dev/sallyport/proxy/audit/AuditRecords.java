@@ -51,13 +51,15 @@ final class AuditRecords {
                     .field("ts", timestamp(ts))
                     .field("event", "dns")
                     .field("client", d.client())
+                    .field("identity", d.identity())
                     .field("host", d.name())
                     .field("qtype", d.type())
                     .field("answer", d.answer())
                     .field("decision", d.decision())
                     .field("rule", d.rule())
                     .field("reason", d.reason())
-                    .field("suppressed", d.suppressed()));
+                    .field("suppressed", d.suppressed())
+                    .field("arrival", d.name() == null ? null : "transparent"));
             case ProxyEvent.ConnectionOpened ignored -> Optional.empty();
             case ProxyEvent.ConnectionClosed ignored -> Optional.empty();
             case ProxyEvent.TunnelOpened ignored -> Optional.empty();

@@ -3,6 +3,8 @@ package dev.sallyport.proxy.connect;
 import dev.sallyport.ca.LeafMinter;
 import dev.sallyport.policy.Limits;
 import dev.sallyport.policy.Policy;
+import dev.sallyport.proxy.dns.DnsServer;
+import dev.sallyport.proxy.dns.DnsStub;
 import dev.sallyport.proxy.dns.SyntheticAddresses;
 import dev.sallyport.proxy.exchange.ExchangeCore;
 import dev.sallyport.proxy.http.FrontendHandler;
@@ -37,7 +39,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <pre>
  * accept     bytes, idle, idle-closer
- * identity     + the relay's PROXY v2 header with a sandbox's token, if any (gone once read; none: anonymous)
+ * identity     + the relay's PROXY v2 header with a sandbox's token, if any (gone once read; none: anonymous);
+ *                a relayed transparent connection: - guard, codec, connect, frontend -> tunnel (the sandbox's first
+ *                bytes still checked); a relayed DNS stream: - guard, codec, connect, frontend + dns codec, answers
  * transparent  + original destination (PROXY v2, or conntrack)  -> tunnel, as after a CONNECT's 200
  * HTTP       + guard, codec, connect, frontend            (FrontendHandler feeds the exchange core)
  * tunnel     - guard, codec, connect, frontend  + tls-check, then
@@ -73,6 +77,7 @@ public final class ClientPipeline implements ClientPhases {
     static final String H2_CODEC = "sallyport-h2-codec";
     static final String H2_STREAMS = "sallyport-h2-streams";
     static final String H2_ERRORS = "sallyport-h2-errors";
+    static final String DNS = "sallyport-dns";
 
     /** A request head must arrive within this long after its first byte (slowloris): idle, at most 30 s. */
     static final Duration MAX_HEAD_DEADLINE = Duration.ofSeconds(30);
@@ -82,23 +87,37 @@ public final class ClientPipeline implements ClientPhases {
     private final UpstreamConnector connector;
     private final LeafMinter minter;
     private final ServerContexts serverContexts;
+    private final DnsStub dns;
 
+    /** {@code dns}: the stub that answers registered sandboxes' relayed DNS (and whose mappings they connect to). */
     ClientPipeline(ProxyContext context, ExchangeCore core, UpstreamConnector connector, LeafMinter minter,
-                   ServerContexts serverContexts) {
+                   ServerContexts serverContexts, DnsStub dns) {
         this.context = context;
         this.core = core;
         this.connector = connector;
         this.minter = minter;
         this.serverContexts = serverContexts;
+        this.dns = dns;
     }
 
     /** The accept and HTTP phases of a new connection, with the CONNECT handler in front of the HTTP front end. */
     void install(Channel ch) {
         ChannelPipeline p = ch.pipeline();
         ByteCounter counter = addAccept(p);
-        p.addLast(IDENTITY, new IdentityHeaderHandler(context));
+        p.addLast(IDENTITY, new IdentityHeaderHandler(context, this,
+                new TransparentRoute(context, this, dns.addresses(), counter)));
         addHttp(p, null);
         p.addBefore(FRONTEND, CONNECT, new ConnectHandler(context, this, counter));
+    }
+
+    /** A registered sandbox's relayed DNS stream: the HTTP phase goes, DNS over TCP answered as that sandbox. */
+    void toRelayedDns(ChannelPipeline p, boolean aaaa) {
+        removeHttpPhase(p);
+        ChannelHandler[] handlers = DnsServer.relayedStream(dns, aaaa);
+        for (int i = 0; i < handlers.length; i++) {
+            p.addLast(DNS + "-" + i, handlers[i]);
+        }
+        p.channel().config().setAutoRead(true);     // small questions, each answered at once (as the stub's TCP listener)
     }
 
     /** Byte counter, idle timeout and its closer: the accept phase of every client connection. */
@@ -126,15 +145,27 @@ public final class ClientPipeline implements ClientPhases {
         });
     }
 
-    /** A transparent connection's destination was allowed: the tunnel phase begins. */
+    /**
+     * A transparent connection's destination was allowed: the tunnel phase begins, after the transparent listener's
+     * accept phase, or after the main listener's HTTP phase (a relayed transparent connection, still behind its
+     * identity header's check of the sandbox's first bytes).
+     */
     void transparentToTunnel(ChannelPipeline p, TunnelTarget tunnel, boolean passthrough) {
         addTunnel(p, tunnel, passthrough);
-        p.remove(TRANSPARENT);
+        if (p.get(TRANSPARENT) != null) {
+            p.remove(TRANSPARENT);
+        } else {
+            removeHttpPhase(p);
+        }
     }
 
     /** An allowed CONNECT was answered 200: the HTTP phase goes, the tunnel phase begins. */
     void toTunnel(ChannelPipeline p, TunnelTarget tunnel, boolean passthrough) {
         addTunnel(p, tunnel, passthrough);
+        removeHttpPhase(p);
+    }
+
+    private static void removeHttpPhase(ChannelPipeline p) {
         p.remove(FRONTEND);
         p.remove(GUARD);
         p.remove(CODEC);

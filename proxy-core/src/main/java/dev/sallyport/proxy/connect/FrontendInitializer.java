@@ -1,6 +1,7 @@
 package dev.sallyport.proxy.connect;
 
 import dev.sallyport.ca.LeafMinter;
+import dev.sallyport.proxy.dns.DnsStub;
 import dev.sallyport.proxy.dns.SyntheticAddresses;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.exchange.ExchangeCore;
@@ -36,9 +37,10 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
     private final SyntheticAddresses transparent;
     private final OriginalDestination source;
 
+    /** The main listener's: {@code dns} answers registered sandboxes' relayed DNS, whose mappings they connect to. */
     public FrontendInitializer(ProxyContext context, ExchangeCore core, UpstreamConnector connector,
-                               LeafMinter minter, ServerContexts serverContexts) {
-        this(context, core, connector, minter, serverContexts, null, null);
+                               LeafMinter minter, ServerContexts serverContexts, DnsStub dns) {
+        this(context, core, connector, minter, serverContexts, dns, null, null);
     }
 
     /**
@@ -46,11 +48,11 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
      * comes from {@code source} and whose synthetic addresses stand for the names of that DNS stub.
      */
     public FrontendInitializer(ProxyContext context, ExchangeCore core, UpstreamConnector connector,
-                               LeafMinter minter, ServerContexts serverContexts,
+                               LeafMinter minter, ServerContexts serverContexts, DnsStub dns,
                                /* @Nullable */ SyntheticAddresses transparent,
                                /* @Nullable */ OriginalDestination source) {
         this.context = context;
-        this.pipeline = new ClientPipeline(context, core, connector, minter, serverContexts);
+        this.pipeline = new ClientPipeline(context, core, connector, minter, serverContexts, dns);
         this.transparent = transparent;
         this.source = source;
     }

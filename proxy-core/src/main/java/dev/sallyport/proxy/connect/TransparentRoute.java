@@ -3,8 +3,9 @@ package dev.sallyport.proxy.connect;
 import dev.sallyport.policy.TlsMode;
 import dev.sallyport.proxy.dns.SyntheticAddresses;
 import dev.sallyport.proxy.events.ProxyEvent;
-import dev.sallyport.proxy.internal.AuditRecord;
+import dev.sallyport.proxy.identity.ClientIdentity;
 import dev.sallyport.proxy.identity.SandboxRegistry;
+import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.internal.TunnelTarget;
 import io.netty.channel.ChannelHandlerContext;
@@ -14,7 +15,8 @@ import java.net.InetSocketAddress;
 /**
  * What a transparent connection becomes once its original destination is known, however it was learned (a PROXY v2
  * header, {@link OriginalDestinationHandler}; the kernel's connection tracking, {@link KernelDestinationHandler}): a
- * synthetic address ({@link SyntheticAddresses}) stands for the name the DNS stub gave this client; any other address
+ * synthetic address ({@link SyntheticAddresses}) stands for the name the DNS stub gave this client (a registered
+ * sandbox: that identity, whose mappings no other client can use; else the client's address); any other address
  * is its IP literal. Then it is exactly a CONNECT to {@code name:port} answered 200: the tunnel phase (SNI must name
  * the host; intercept or passthrough by the policy). A synthetic address that names nothing for this client and a
  * refused target are audited and closed; nothing of the client's goes anywhere.
@@ -55,10 +57,12 @@ final class TransparentRoute {
     boolean open(ChannelHandlerContext ctx, AuditRecord audit, InetAddress address, int port) {
         String host;
         if (SyntheticAddresses.isSynthetic(address)) {
-            InetAddress client = ((InetSocketAddress) ctx.channel().remoteAddress()).getAddress();
-            host = addresses.nameFor(address, client).orElse(null);
+            ClientIdentity identity = ClientIdentity.of(ctx.channel());
+            host = (identity == ClientIdentity.ANONYMOUS
+                    ? addresses.nameFor(address, ((InetSocketAddress) ctx.channel().remoteAddress()).getAddress())
+                    : addresses.nameFor(address, identity)).orElse(null);
             if (host == null) {
-                audit.target(address.getHostAddress(), port);
+                audit.target(address.getHostAddress(), port).identity(identity.name());
                 refuse(ctx, audit, UNKNOWN_SYNTHETIC);
                 return false;
             }

@@ -1,5 +1,6 @@
 package dev.sallyport.proxy.dns;
 
+import dev.sallyport.proxy.identity.ClientIdentity;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
@@ -15,7 +16,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Answers each decoded query with {@link DnsStub}: over UDP to the datagram's sender, over TCP on the connection
- * (several queries per connection). A datagram that does not decode is dropped; a TCP stream that does not is
+ * (several queries per connection), as the connection's identity (a relayed sandbox's DNS stream on the main
+ * listener: {@link DnsServer#relayedStream}). A datagram that does not decode is dropped; a TCP stream that does not is
  * closed.
  */
 @ChannelHandler.Sharable
@@ -24,10 +26,12 @@ final class DnsQueryHandler extends SimpleChannelInboundHandler<DnsQuery> {
     private static final Logger LOGGER = LoggerFactory.getLogger(DnsQueryHandler.class);
     private final DnsStub stub;
     private final boolean datagram;
+    private final DnsStub.Families families;
 
-    DnsQueryHandler(DnsStub stub, boolean datagram) {
+    DnsQueryHandler(DnsStub stub, boolean datagram, DnsStub.Families families) {
         this.stub = stub;
         this.datagram = datagram;
+        this.families = families;
     }
 
     @Override
@@ -41,7 +45,7 @@ final class DnsQueryHandler extends SimpleChannelInboundHandler<DnsQuery> {
             response = new DefaultDnsResponse(query.id());
             client = (InetSocketAddress) ctx.channel().remoteAddress();
         }
-        stub.answer(query, response, client);
+        stub.answer(query, response, client, ClientIdentity.of(ctx.channel()), families);
         ctx.writeAndFlush(response);
     }
 

@@ -3,6 +3,7 @@ package dev.sallyport.proxy.dns;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.epoll.EpollDatagramChannel;
@@ -36,8 +37,8 @@ public final class DnsServer implements AutoCloseable {
     /** Binds both listeners on {@code address}; on failure nothing stays bound. */
     public static DnsServer start(InetSocketAddress address, EventLoopGroup group, DnsStub stub)
             throws InterruptedException {
-        DnsQueryHandler datagrams = new DnsQueryHandler(stub, true);
-        DnsQueryHandler streams = new DnsQueryHandler(stub, false);
+        DnsQueryHandler datagrams = new DnsQueryHandler(stub, true, stub.families());
+        DnsQueryHandler streams = new DnsQueryHandler(stub, false, stub.families());
         Channel tcp = new ServerBootstrap().group(group).channel(Transports.serverChannel())
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
@@ -64,6 +65,16 @@ public final class DnsServer implements AutoCloseable {
             tcp.close().syncUninterruptibly();
             throw e;
         }
+    }
+
+    /**
+     * The handlers that make the rest of a connection a stream of DNS over TCP answered by {@code stub}: a sandbox's
+     * DNS that its relay carries to the main listener behind its identity header, decided as that identity;
+     * {@code aaaa}: AAAA questions get synthetic IPv6 answers.
+     */
+    public static ChannelHandler[] relayedStream(DnsStub stub, boolean aaaa) {
+        return new ChannelHandler[] {new TcpDnsQueryDecoder(), new TcpDnsResponseEncoder(),
+            new DnsQueryHandler(stub, false, aaaa ? DnsStub.Families.BOTH : DnsStub.Families.IPV4)};
     }
 
     /** Where both listeners are bound (the same address and port). */

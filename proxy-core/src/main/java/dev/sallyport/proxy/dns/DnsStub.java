@@ -3,6 +3,7 @@ package dev.sallyport.proxy.dns;
 import dev.sallyport.policy.Decision;
 import dev.sallyport.policy.HostNames;
 import dev.sallyport.policy.PolicyEngine;
+import dev.sallyport.proxy.identity.ClientIdentity;
 import dev.sallyport.proxy.internal.AuditRecord;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.dns.DefaultDnsQuestion;
@@ -69,8 +70,23 @@ public final class DnsStub {
         return addresses;
     }
 
+    /** Which families the stub's own listeners answer with (a relayed sandbox's header says for its questions). */
+    Families families() {
+        return families;
+    }
+
     /** Fills {@code response} (made with the query's id) with the answer to {@code query} from {@code from}. */
     public void answer(DnsQuery query, DnsResponse response, InetSocketAddress from) {
+        answer(query, response, from, ClientIdentity.ANONYMOUS, families);
+    }
+
+    /**
+     * The same for {@code who}: a registered sandbox's question (its relay presented its token) is decided by its
+     * rules ({@code clients:}, its own rules first) and gets a mapping of its own; {@code families}: which families'
+     * addresses it gets ({@link Families#BOTH} for a relay that captures IPv6 too).
+     */
+    public void answer(DnsQuery query, DnsResponse response, InetSocketAddress from, ClientIdentity who,
+                       Families families) {
         String client = AuditRecord.clientText(from);
         response.setOpCode(query.opCode());
         response.setRecursionDesired(query.isRecursionDesired());
@@ -93,18 +109,20 @@ public final class DnsStub {
         response.setAuthoritativeAnswer(true);
         String asked = question.name();
         String type = question.type().name();
-        Decision decision = engine.get().onLookup(asked, null);
+        Decision decision = who.engine(engine.get()).onLookup(asked, who.policy());
         String name = printable(asked);
+        String identity = who.name();
         if (!decision.permitsTraffic()) {
             response.setCode(DnsResponseCode.NXDOMAIN);
-            audit.answered(client, name, type, "NXDOMAIN", decision, decision.reason());
+            audit.answered(client, identity, name, type, "NXDOMAIN", decision, decision.reason());
             return;
         }
         name = HostNames.normalize(asked);
-        Optional<SyntheticAddresses.Slot> slot = addresses.assign(name, from.getAddress());
+        Optional<SyntheticAddresses.Slot> slot = who == ClientIdentity.ANONYMOUS
+                ? addresses.assign(name, from.getAddress()) : addresses.assign(name, who);
         if (slot.isEmpty()) {
             response.setCode(DnsResponseCode.REFUSED);
-            audit.answered(client, name, type, "REFUSED", decision, LookupAudit.POOL_FULL);
+            audit.answered(client, identity, name, type, "REFUSED", decision, LookupAudit.POOL_FULL);
             return;
         }
         InetAddress address;
@@ -115,12 +133,12 @@ public final class DnsStub {
                 || (families == Families.ASKER_FAMILY && askedOver6))) {
             address = slot.get().v6();
         } else {
-            audit.answered(client, name, type, "NODATA", decision, decision.reason());
+            audit.answered(client, identity, name, type, "NODATA", decision, decision.reason());
             return;
         }
         response.addRecord(DnsSection.ANSWER, new DefaultDnsRawRecord(question.name(), question.type(), TTL_SECONDS,
                 Unpooled.wrappedBuffer(address.getAddress())));
-        audit.answered(client, name, type, address.getHostAddress(), decision, decision.reason());
+        audit.answered(client, identity, name, type, address.getHostAddress(), decision, decision.reason());
     }
 
     /** The name as asked, lowercased, without its final dot, {@code \\xNN} where not printable ASCII. */

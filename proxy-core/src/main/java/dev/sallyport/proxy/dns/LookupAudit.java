@@ -55,10 +55,11 @@ public final class LookupAudit {
             suppressed = 0;
         }
         events.on(new ProxyEvent.DnsAnswered(clock.instant(), null, null, null, null, null, null, SUPPRESSED,
-                skipped));
+                skipped, null));
     }
 
-    void answered(String client, String name, String type, String answer, Decision decision, String reason) {
+    void answered(String client, String identity, String name, String type, String answer, Decision decision,
+                  String reason) {
         Long skipped;
         Instant now = clock.instant();
         synchronized (this) {
@@ -78,6 +79,7 @@ public final class LookupAudit {
             suppressed = 0;
         }
         events.on(new ProxyEvent.DnsAnswered(now, client, name, type, answer,
-                decision.verdict().name().toLowerCase(java.util.Locale.ROOT), decision.rule(), reason, skipped));
+                decision.verdict().name().toLowerCase(java.util.Locale.ROOT), decision.rule(), reason, skipped,
+                identity));
     }
 }

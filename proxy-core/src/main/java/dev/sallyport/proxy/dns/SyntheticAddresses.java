@@ -1,6 +1,7 @@
 package dev.sallyport.proxy.dns;
 
 import com.github.benmanes.caffeine.cache.Ticker;
+import dev.sallyport.proxy.identity.ClientIdentity;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
@@ -25,7 +26,13 @@ import java.util.Optional;
  *
  * <p>A mapping is also only good for the clients that asked for it (by address, up to {@value #CLIENTS_PER_NAME} per
  * name, the least recent forgotten first): one client of a proxy that several share (containers on a host's bridge)
- * cannot use, or probe for, the names another one looked up. Thread-safe.
+ * cannot use, or probe for, the names another one looked up.
+ *
+ * <p>A registered sandbox ({@link ClientIdentity}: its relay presented its token) has mappings of its own instead: the
+ * same name asked by two sandboxes gets two addresses, each naming the name only for its owner (another sandbox
+ * connecting to it finds nothing), at most {@code perOwner} of them per owner (so one sandbox that fills its share is
+ * refused while the others still get addresses), and all of them go when the sandbox is forgotten ({@link #forget}).
+ * The clients known by address share one owner and one share. Thread-safe.
  */
 public final class SyntheticAddresses {
 
@@ -39,24 +46,32 @@ public final class SyntheticAddresses {
     static final int CLIENTS_PER_NAME = 256;
     private static final byte[] BASE6 = {(byte) 0xfd, 0x5a, 0x11, (byte) 0xb0, 0x7f, 0x00, 0x00, 0x53, 0, 0, 0, 0};
 
+    /** The owner of the mappings of clients known by their address. */
+    private static final Object BY_ADDRESS = new Object();
+
     private final int capacity;
+    private final int perOwner;
     private final long lifetime;   // nanoseconds
     /** Monotonic: a moved wall clock neither ends every mapping at once nor keeps them. */
     private final Ticker ticker;
-    /** By name, least recently asked first. */
-    private final LinkedHashMap<String, Mapping> byName = new LinkedHashMap<>(16, 0.75f, true);
+    /** By owner and name, least recently asked first. */
+    private final LinkedHashMap<Key, Mapping> byName = new LinkedHashMap<>(16, 0.75f, true);
     private final Map<Integer, Mapping> bySlot = new HashMap<>();
+    private final Map<Object, Integer> perOwnerCount = new HashMap<>();
     private int cursor;
 
+    /** A mapping's key: {@link #BY_ADDRESS} or a sandbox's identity (by reference: a new registration owns nothing). */
+    private record Key(Object owner, String name) {}
+
     private static final class Mapping {
-        final String name;
+        final Key key;
         final int slot;
         long asked;   // the ticker's nanoseconds
-        /** Who asked, least recent first. */
+        /** Who asked, least recent first (mappings of {@link #BY_ADDRESS} only). */
         final LinkedHashSet<InetAddress> clients = new LinkedHashSet<>();
 
-        Mapping(String name, int slot, long asked) {
-            this.name = name;
+        Mapping(Key key, int slot, long asked) {
+            this.key = key;
             this.slot = slot;
             this.asked = asked;
         }
@@ -71,9 +86,18 @@ public final class SyntheticAddresses {
     }
 
     public SyntheticAddresses(int capacity, Duration lifetime, Ticker ticker) {
+        this(capacity, capacity, lifetime, ticker);
+    }
+
+    /** At most {@code capacity} mappings at once, of them at most {@code perOwner} of any one owner. */
+    public SyntheticAddresses(int capacity, int perOwner, Duration lifetime, Ticker ticker) {
         if (capacity < 1 || capacity > SLOTS / 4) {
             throw new IllegalArgumentException("capacity: " + capacity + " (expected: 1.." + SLOTS / 4 + ")");
         }
+        if (perOwner < 1 || perOwner > capacity) {
+            throw new IllegalArgumentException("perOwner: " + perOwner + " (expected: 1.." + capacity + ")");
+        }
+        this.perOwner = perOwner;
         if (lifetime.isNegative() || lifetime.isZero()) {
             throw new IllegalArgumentException("lifetime: " + lifetime + " (expected: > 0)");
         }
@@ -87,35 +111,68 @@ public final class SyntheticAddresses {
      * in use.
      */
     public synchronized Optional<Slot> assign(String name, InetAddress client) {
+        Optional<Mapping> m = take(new Key(BY_ADDRESS, name));
+        m.ifPresent(mapping -> mapping.askedBy(client));
+        return m.map(mapping -> new Slot(mapping.slot));
+    }
+
+    /** The slot of {@code name} (normalized) of {@code owner}'s own; empty when its share or the table is full. */
+    public synchronized Optional<Slot> assign(String name, ClientIdentity owner) {
+        return take(new Key(owner, name)).map(mapping -> new Slot(mapping.slot));
+    }
+
+    private Optional<Mapping> take(Key key) {
         long now = ticker.read();
         sweep(now);
-        Mapping m = byName.get(name);
+        Mapping m = byName.get(key);
         if (m != null) {
             m.asked = now;
-            m.askedBy(client);
-            return Optional.of(new Slot(m.slot));
+            return Optional.of(m);
         }
-        if (byName.size() >= capacity) {
+        if (byName.size() >= capacity || perOwnerCount.getOrDefault(key.owner(), 0) >= perOwner) {
             return Optional.empty();
         }
         do {
             cursor = cursor % (SLOTS - 2) + 1;    // 1 .. SLOTS-2: neither the network nor the last address
         } while (bySlot.containsKey(cursor));
-        m = new Mapping(name, cursor, now);
-        m.askedBy(client);
-        byName.put(name, m);
+        m = new Mapping(key, cursor, now);
+        byName.put(key, m);
         bySlot.put(m.slot, m);
-        return Optional.of(new Slot(m.slot));
+        perOwnerCount.merge(key.owner(), 1, Integer::sum);
+        return Optional.of(m);
     }
 
     /** The name a synthetic address stands for, while its mapping lives, for a client that asked for it. */
     public synchronized Optional<String> nameFor(InetAddress address, InetAddress client) {
+        Mapping m = living(address, BY_ADDRESS);
+        return m == null || !m.clients.contains(client) ? Optional.empty() : Optional.of(m.key.name());
+    }
+
+    /** The name a synthetic address stands for, while its mapping lives, when it is one of {@code owner}'s. */
+    public synchronized Optional<String> nameFor(InetAddress address, ClientIdentity owner) {
+        Mapping m = living(address, owner);
+        return m == null ? Optional.empty() : Optional.of(m.key.name());
+    }
+
+    private Mapping living(InetAddress address, Object owner) {
         int slot = slotOf(address);
         Mapping m = slot < 0 ? null : bySlot.get(slot);
-        if (m == null || ticker.read() - m.asked >= lifetime || !m.clients.contains(client)) {
-            return Optional.empty();
+        return m == null || m.key.owner() != owner || ticker.read() - m.asked >= lifetime ? null : m;
+    }
+
+    /**
+     * Drops every mapping of {@code owner} (a sandbox that was forgotten): its addresses name nothing from now on, and
+     * its share is free. No connection can present a forgotten identity again, so its slots need not wait.
+     */
+    public synchronized void forget(ClientIdentity owner) {
+        for (Iterator<Mapping> it = byName.values().iterator(); it.hasNext(); ) {
+            Mapping m = it.next();
+            if (m.key.owner() == owner) {
+                it.remove();
+                bySlot.remove(m.slot);
+            }
         }
-        return Optional.of(m.name);
+        perOwnerCount.remove(owner);
     }
 
     /** True when {@code address} lies in one of the synthetic prefixes (mapped or not). */
@@ -137,6 +194,7 @@ public final class SyntheticAddresses {
             }
             it.remove();
             bySlot.remove(m.slot);
+            perOwnerCount.computeIfPresent(m.key.owner(), (owner, n) -> n == 1 ? null : n - 1);
         }
     }
 

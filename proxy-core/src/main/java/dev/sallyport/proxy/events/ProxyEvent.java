@@ -24,10 +24,11 @@ public sealed interface ProxyEvent {
     /**
      * A DNS question the proxy's stub answered (the name and type only, never other query content): {@code answer} is
      * the synthetic address given, or {@code NXDOMAIN}, {@code NODATA}, {@code REFUSED}; {@code suppressed} counts the
-     * lookups before this one that the audit's rate limit left out (null when none).
+     * lookups before this one that the audit's rate limit left out (null when none); {@code identity} is who asked
+     * ({@code anonymous}, or the registered sandbox whose relay carried the question).
      */
     record DnsAnswered(Instant ts, String client, String name, String type, String answer, String decision,
-                       String rule, String reason, Long suppressed) implements ProxyEvent {}
+                       String rule, String reason, Long suppressed, String identity) implements ProxyEvent {}
 
     /**
      * A version of a package that a registry's rules filtered out of a package document or whose file they refused

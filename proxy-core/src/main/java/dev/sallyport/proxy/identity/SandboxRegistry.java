@@ -12,20 +12,22 @@ import java.time.InstantSource;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 
 /**
  * The sandboxes registered with this proxy, each until its runner forgets it or its lease runs out. A registration
  * gets a token (32 random bytes, hex) that only the runner learns: its relay, on the host, hands it to the proxy at
- * the start of every connection it relays for the sandbox (a PROXY v2 TLV, see {@link #TLV_TYPE}), so the sandbox
+ * the start of every connection it relays for the sandbox (a PROXY v2 TLV, see {@link RelayHeader}), so the sandbox
  * never holds it and cannot present another's. Only a digest of each token is kept; an expired registration is
  * gone for every lookup at once (and swept on the next registration).
  */
 public final class SandboxRegistry {
 
     /** The PROXY v2 TLV type (from the range for application use) whose value is a registration's token. */
-    public static final int TLV_TYPE = 0xE1;
+    public static final int TLV_TYPE = RelayHeader.TOKEN_TLV;
     /** The longest lease a registration may ask for; the runner renews well before it runs out. */
     public static final Duration MAX_LEASE = Duration.ofHours(24);
     /** At most this many sandboxes at once: registration is authenticated, but a runaway runner must not grow this. */
@@ -64,9 +66,18 @@ public final class SandboxRegistry {
     private final SecureRandom random = new SecureRandom();
     private final Map<String, Registration> byDigest = new ConcurrentHashMap<>();
     private final Map<String, String> digestByName = new ConcurrentHashMap<>();
+    private volatile Consumer<ClientIdentity> onForgotten = identity -> { };
 
     public SandboxRegistry(InstantSource clock) {
         this.clock = clock;
+    }
+
+    /**
+     * Runs {@code action} for each identity once its registration is gone (forgotten, or its lease ran out), after its
+     * connections were closed: what the proxy holds for it elsewhere (its DNS mappings) goes too.
+     */
+    public void onForgotten(Consumer<ClientIdentity> action) {
+        this.onForgotten = Objects.requireNonNull(action, "action");
     }
 
     /**
@@ -121,6 +132,7 @@ public final class SandboxRegistry {
         }
         byDigest.remove(digestByName.remove(name));
         r.identity().forgotten();
+        onForgotten.accept(r.identity());
         return true;
     }
 
@@ -166,6 +178,7 @@ public final class SandboxRegistry {
             if (gone) {
                 digestByName.remove(e.getValue().identity().name(), e.getKey());
                 e.getValue().identity().forgotten();
+                onForgotten.accept(e.getValue().identity());
             }
             return gone;
         });

@@ -54,7 +54,7 @@ class DnsQueryFuzzTest {
         DnsStub stub = new DnsStub(() -> ENGINE, new SyntheticAddresses(16, Duration.ofMinutes(10),
                 Ticker.systemTicker()), new LookupAudit(e -> { }, InstantSource.system(), 5, 2), true);
         EmbeddedChannel server = new EmbeddedChannel(new DatagramDnsQueryDecoder(), new DatagramDnsResponseEncoder(),
-                new DnsQueryHandler(stub, true));
+                new DnsQueryHandler(stub, true, DnsStub.Families.BOTH));
         server.writeInbound(new DatagramPacket(Unpooled.wrappedBuffer(datagram), STUB, CLIENT));
         server.checkException();
         DatagramPacket reply = server.readOutbound();

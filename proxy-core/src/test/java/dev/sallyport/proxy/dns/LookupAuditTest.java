@@ -24,12 +24,12 @@ class LookupAuditTest {
         List<ProxyEvent.DnsAnswered> records = new CopyOnWriteArrayList<>();
         LookupAudit audit = new LookupAudit(e -> records.add((ProxyEvent.DnsAnswered) e), now::get, 5, 2);
         for (int i = 0; i < 1_000; i++) {
-            audit.answered("127.0.0.1:5000", "x" + i + ".test", "A", "NXDOMAIN", DENY, DENY.reason());
+            audit.answered("127.0.0.1:5000", "anonymous", "x" + i + ".test", "A", "NXDOMAIN", DENY, DENY.reason());
         }
         assertThat(records).hasSize(5);
         assertThat(records).allSatisfy(r -> assertThat(r.suppressed()).isNull());
         now.set(now.get().plus(Duration.ofMillis(500)));
-        audit.answered("127.0.0.1:5000", "late.test", "TXT", "NXDOMAIN", DENY, DENY.reason());
+        audit.answered("127.0.0.1:5000", "anonymous", "late.test", "TXT", "NXDOMAIN", DENY, DENY.reason());
         assertThat(records).hasSize(6);
         ProxyEvent.DnsAnswered last = records.getLast();
         assertThat(last.suppressed()).isEqualTo(995L);
@@ -47,7 +47,7 @@ class LookupAuditTest {
         audit.flushSuppressed();
         assertThat(records).as("nothing left out: nothing written").isEmpty();
         for (int i = 0; i < 100; i++) {
-            audit.answered("127.0.0.1:5000", "x" + i + ".test", "A", "NXDOMAIN", DENY, DENY.reason());
+            audit.answered("127.0.0.1:5000", "anonymous", "x" + i + ".test", "A", "NXDOMAIN", DENY, DENY.reason());
         }
         audit.flushSuppressed();
         assertThat(records).hasSize(6);
@@ -59,7 +59,7 @@ class LookupAuditTest {
         audit.flushSuppressed();
         assertThat(records).as("counted once").hasSize(6);
         now.set(now.get().plus(Duration.ofSeconds(1)));
-        audit.answered("127.0.0.1:5000", "late.test", "A", "NXDOMAIN", DENY, DENY.reason());
+        audit.answered("127.0.0.1:5000", "anonymous", "late.test", "A", "NXDOMAIN", DENY, DENY.reason());
         assertThat(records.getLast().suppressed()).as("not counted again").isNull();
     }
 
@@ -70,13 +70,13 @@ class LookupAuditTest {
         List<ProxyEvent.DnsAnswered> records = new CopyOnWriteArrayList<>();
         LookupAudit audit = new LookupAudit(e -> records.add((ProxyEvent.DnsAnswered) e), now::get, 5, 2);
         for (int i = 0; i < 100; i++) {
-            audit.answered("127.0.0.1:5000", "x" + i + ".test", "A", "NXDOMAIN", DENY, DENY.reason());
+            audit.answered("127.0.0.1:5000", "anonymous", "x" + i + ".test", "A", "NXDOMAIN", DENY, DENY.reason());
         }
         assertThat(records).hasSize(5);
         now.set(now.get().minus(Duration.ofDays(1)));
-        audit.answered("127.0.0.1:5000", "back.test", "A", "NXDOMAIN", DENY, DENY.reason());
+        audit.answered("127.0.0.1:5000", "anonymous", "back.test", "A", "NXDOMAIN", DENY, DENY.reason());
         now.set(now.get().plus(Duration.ofSeconds(1)));
-        audit.answered("127.0.0.1:5000", "later.test", "A", "NXDOMAIN", DENY, DENY.reason());
+        audit.answered("127.0.0.1:5000", "anonymous", "later.test", "A", "NXDOMAIN", DENY, DENY.reason());
         assertThat(records).as("a second after the jump back, lookups are recorded again").hasSize(6);
         assertThat(records.getLast().name()).isEqualTo("later.test");
         assertThat(records.getLast().suppressed()).as("what was left out meanwhile is counted").isEqualTo(96L);

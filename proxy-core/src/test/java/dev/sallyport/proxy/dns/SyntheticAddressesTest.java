@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.github.benmanes.caffeine.cache.Ticker;
+import dev.sallyport.proxy.identity.ClientIdentity;
+import dev.sallyport.proxy.identity.SandboxRegistry;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.HashSet;
@@ -123,11 +125,57 @@ class SyntheticAddressesTest {
         assertThat(pool.nameFor(a.v4(), InetAddress.getByAddress(new byte[] {10, 89, 0, 1}))).contains("a.test");
     }
 
+    private static ClientIdentity sandbox(SandboxRegistry registry, String name) throws Exception {
+        return registry.resolve(registry.register(name, name, java.util.List.of(), Duration.ofMinutes(5)).token())
+                .orElseThrow();
+    }
+
+    @Test
+    void aSandboxsMappingsAreItsOwnAndItsShareIsBounded() throws Exception {
+        SandboxRegistry registry = new SandboxRegistry(java.time.InstantSource.system());
+        ClientIdentity a = sandbox(registry, "a");
+        ClientIdentity b = sandbox(registry, "b");
+        SyntheticAddresses pool = new SyntheticAddresses(16, 4, Duration.ofMinutes(10), clock);
+        SyntheticAddresses.Slot mine = pool.assign("shared.test", a).orElseThrow();
+        SyntheticAddresses.Slot theirs = pool.assign("shared.test", b).orElseThrow();
+        assertThat(mine).as("one name, one address per sandbox").isNotEqualTo(theirs);
+        assertThat(pool.nameFor(mine.v4(), a)).contains("shared.test");
+        assertThat(pool.nameFor(mine.v4(), b)).as("the other's address").isEmpty();
+        assertThat(pool.nameFor(mine.v4(), CLIENT)).as("a client known by address").isEmpty();
+        assertThat(pool.assign("shared.test", CLIENT).orElseThrow()).isNotIn(mine, theirs);
+        // a fills its share: it is refused, b still gets addresses, and none of a's is handed to b
+        for (int i = 0; i < 10; i++) {
+            pool.assign("flood-" + i + ".test", a);
+        }
+        assertThat(pool.assign("one-more.test", a)).isEmpty();
+        SyntheticAddresses.Slot next = pool.assign("b-next.test", b).orElseThrow();
+        assertThat(pool.nameFor(next.v4(), a)).isEmpty();
+        assertThat(pool.nameFor(mine.v4(), a)).contains("shared.test");
+    }
+
+    @Test
+    void aForgottenSandboxsMappingsGoAndItsShareIsFree() throws Exception {
+        SandboxRegistry registry = new SandboxRegistry(java.time.InstantSource.system());
+        ClientIdentity a = sandbox(registry, "a");
+        SyntheticAddresses pool = new SyntheticAddresses(16, 2, Duration.ofMinutes(10), clock);
+        SyntheticAddresses.Slot one = pool.assign("one.test", a).orElseThrow();
+        assertThat(pool.assign("two.test", a)).isPresent();
+        assertThat(pool.assign("three.test", a)).isEmpty();
+        pool.forget(a);
+        assertThat(pool.size()).isZero();
+        assertThat(pool.nameFor(one.v4(), a)).isEmpty();
+        ClientIdentity again = sandbox(new SandboxRegistry(java.time.InstantSource.system()), "a");
+        assertThat(pool.assign("three.test", again)).isPresent();
+        assertThat(pool.nameFor(one.v4(), again)).as("a new registration of the same name owns nothing").isEmpty();
+    }
+
     @Test
     void boundsAreChecked() {
         assertThatThrownBy(() -> new SyntheticAddresses(0, Duration.ofMinutes(1), clock))
                 .hasMessage("capacity: 0 (expected: 1..32768)");
         assertThatThrownBy(() -> new SyntheticAddresses(4, Duration.ZERO, clock))
                 .hasMessage("lifetime: PT0S (expected: > 0)");
+        assertThatThrownBy(() -> new SyntheticAddresses(4, 5, Duration.ofMinutes(1), clock))
+                .hasMessage("perOwner: 5 (expected: 1..4)");
     }
 }

@@ -6,22 +6,27 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.channels.DatagramChannel;
+import java.nio.channels.SocketChannel;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The sandbox's DNS over UDP, run on the host: reads the queries the sandbox's nftables redirect from port 53 of its
  * loopback to its UDP socket ({@code 127.0.0.1:PORT} of the sandbox's network namespace, created inside and handed
- * over by {@link HostLink}), sends each, unread, to the proxy's DNS stub over UDP from one socket of the host's, and
- * sends the stub's answer back to the asker. The stub decides, audits and limits exactly as for DNS over TCP. The
- * relay only swaps the query's id for one of its own while the query is pending (so two askers' equal ids cannot
- * take each other's answer); at most {@link #MAX_PENDING} are, each for {@link #PENDING_NANOS}: past that a query
- * is dropped, as a lost datagram would be (resolvers ask again). Nothing else crosses: the socket only ever gets
- * datagrams sent to it, and answers go only to a pending asker.
+ * over by {@link HostLink}), sends each, unread, to the proxy's DNS stub over one TCP connection (DNS over TCP: each
+ * message with its two-byte length first), and sends the stub's answer back to the asker. To a run's own proxy that
+ * is its stub's TCP listener; to a shared proxy, its main listener, the connection beginning with the sandbox's DNS
+ * header ({@code header}: its token), so that each question is decided as that sandbox's. The stub decides, audits
+ * and limits exactly as for DNS the sandbox sends over TCP itself. The connection is opened at the first query and
+ * again after the proxy closed it (idle). The relay only swaps the query's id for one of its own while the query is
+ * pending (so two askers' equal ids cannot take each other's answer); at most {@link #MAX_PENDING} are, each for
+ * {@link #PENDING_NANOS}: past that a query is dropped, as a lost datagram would be (resolvers ask again). Nothing
+ * else crosses: the socket only ever gets datagrams sent to it, and answers go only to a pending asker.
  */
 final class DnsDatagramRelay implements AutoCloseable {
     static final int MAX_PENDING = 256;
@@ -36,30 +41,29 @@ final class DnsDatagramRelay implements AutoCloseable {
     private record Pending(byte[] asker, short id, long at) {}
 
     private final int inside;
-    private final DatagramChannel stub;
+    private final InetSocketAddress dns;
+    private final byte[] header;
     /** Pending queries by the relay's id, oldest first; guarded by itself. */
     private final Map<Short, Pending> pending = new LinkedHashMap<>();
+    /** The connection to the stub, null until the first query and after it closed; guarded by {@code this}. */
+    private SocketChannel stream;
+    /** Each connection's reader of answers (all end before the inside socket is closed). */
+    private final List<Thread> readers = new CopyOnWriteArrayList<>();
     private short next;
-    private Thread answers;
     private volatile boolean closed;
 
-    private DnsDatagramRelay(int inside, DatagramChannel stub) {
+    private DnsDatagramRelay(int inside, InetSocketAddress dns, byte[] header) {
         this.inside = inside;
-        this.stub = stub;
+        this.dns = dns;
+        this.header = header;
     }
 
-    /** Takes ownership of {@code inside} (the sandbox's UDP socket) and relays to {@code dns} until {@link #close()}. */
-    static DnsDatagramRelay start(int inside, InetSocketAddress dns) throws IOException {
-        DatagramChannel stub;
-        try {
-            stub = DatagramChannel.open().connect(dns);
-        } catch (IOException e) {
-            Sockets.close(inside);
-            throw e;
-        }
-        DnsDatagramRelay relay = new DnsDatagramRelay(inside, stub);
-        relay.answers = Thread.ofPlatform().daemon().name("sallyport-dns-answers").stackSize(Pump.STACK)
-                .start(relay::answers);
+    /**
+     * Takes ownership of {@code inside} (the sandbox's UDP socket) and relays to the stub at {@code dns} over TCP,
+     * each connection beginning with {@code header} (null: nothing), until {@link #close()}.
+     */
+    static DnsDatagramRelay start(int inside, InetSocketAddress dns, /* @Nullable */ byte[] header) {
+        DnsDatagramRelay relay = new DnsDatagramRelay(inside, dns, header == null ? new byte[0] : header.clone());
         Thread.ofPlatform().daemon().name("sallyport-dns-queries").stackSize(Pump.STACK).start(relay::queries);
         return relay;
     }
@@ -79,12 +83,14 @@ final class DnsDatagramRelay implements AutoCloseable {
                 LOGGER.warn("sandbox: DNS over UDP stopped: {}", e.getMessage());
             }
         } finally {
-            // The answers' thread sends on the inside socket too: it ends first, then the number may be reused.
+            // The readers send on the inside socket too: they end first, then the number may be reused.
+            synchronized (this) {
+                closeStream();
+            }
             try {
-                stub.close();
-                answers.join(5_000);
-            } catch (IOException e) {
-                LOGGER.debug("sandbox: closing the DNS relay's socket", e);
+                for (Thread reader : readers) {
+                    reader.join(5_000);
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -107,13 +113,53 @@ final class DnsDatagramRelay implements AutoCloseable {
         }
         query[0] = (byte) (mine >> 8);
         query[1] = (byte) mine;
+        ByteBuffer framed = ByteBuffer.allocate(2 + query.length).putShort((short) query.length).put(query).flip();
         try {
-            stub.write(ByteBuffer.wrap(query));
+            send(framed);
         } catch (IOException e) {
             synchronized (pending) {
                 pending.remove(mine);
             }
             LOGGER.debug("sandbox: a DNS query could not be sent to the stub", e);
+        }
+    }
+
+    /** Writes one framed query on the connection, opening it (with the header first) when there is none. */
+    private synchronized void send(ByteBuffer framed) throws IOException {
+        if (stream == null) {
+            SocketChannel opened = SocketChannel.open(dns);
+            try {
+                ByteBuffer h = ByteBuffer.wrap(header);
+                while (h.hasRemaining()) {
+                    opened.write(h);
+                }
+            } catch (IOException e) {
+                opened.close();
+                throw e;
+            }
+            stream = opened;
+            readers.removeIf(t -> !t.isAlive());
+            readers.add(Thread.ofPlatform().daemon().name("sallyport-dns-answers").stackSize(Pump.STACK)
+                    .start(() -> answers(opened)));
+        }
+        try {
+            while (framed.hasRemaining()) {
+                stream.write(framed);
+            }
+        } catch (IOException e) {
+            closeStream();
+            throw e;
+        }
+    }
+
+    private void closeStream() {
+        if (stream != null) {
+            try {
+                stream.close();
+            } catch (IOException e) {
+                LOGGER.debug("sandbox: closing the DNS relay's connection", e);
+            }
+            stream = null;
         }
     }
 
@@ -124,15 +170,23 @@ final class DnsDatagramRelay implements AutoCloseable {
         }
     }
 
-    private void answers() {
+    /** Reads the answers of one connection until it closes, each back to its asker. */
+    @SuppressWarnings("ReferenceEquality")      // this very connection, not one equal to it
+    private void answers(SocketChannel from) {
+        ByteBuffer length = ByteBuffer.allocate(2);
         ByteBuffer answer = ByteBuffer.allocate(MAX_ANSWER);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(MAX_ANSWER);
             MemorySegment to = arena.allocate(SOCKADDR_IN, 4);
             while (!closed) {
+                length.clear();
                 answer.clear();
-                int n = stub.read(answer);
-                if (n < HEADER) {
+                if (!readFully(from, length)) {
+                    return;
+                }
+                int n = length.getShort(0) & 0xffff;
+                answer.limit(n);
+                if (!readFully(from, answer) || n < HEADER) {
                     continue;
                 }
                 byte[] bytes = answer.array();
@@ -155,10 +209,24 @@ final class DnsDatagramRelay implements AutoCloseable {
                 }
             }
         } catch (IOException e) {
-            if (!closed) {
-                LOGGER.warn("sandbox: DNS over UDP answers stopped: {}", e.getMessage());
+            LOGGER.debug("sandbox: the DNS relay's connection ended", e);
+        } finally {
+            synchronized (this) {
+                if (stream == from) {
+                    closeStream();          // the proxy closed it (idle): the next query opens another
+                }
             }
         }
+    }
+
+    /** Fills {@code buffer} to its limit; false at the end of the stream. */
+    private static boolean readFully(SocketChannel from, ByteBuffer buffer) throws IOException {
+        while (buffer.hasRemaining()) {
+            if (from.read(buffer) < 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     @Override

@@ -150,7 +150,7 @@ public final class HostLink implements AutoCloseable {
         }
         relay = ProxyRelay.start(listener, listener6, rules.insidePort(), proxy);
         if (udp) {
-            dnsRelay = DnsDatagramRelay.start(dns, proxy.dns());
+            dnsRelay = DnsDatagramRelay.start(dns, proxy.dns(), proxy.dnsHeader());
         }
         if (expected == 3) {
             supervisor = ConnectSupervisor.start(fds[2], new UnixPeers(fds[1]), rules);

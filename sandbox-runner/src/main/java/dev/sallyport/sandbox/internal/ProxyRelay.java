@@ -1,12 +1,12 @@
 package dev.sallyport.sandbox.internal;
 
 import dev.sallyport.policy.LiteralAddresses;
+import dev.sallyport.proxy.identity.RelayHeader;
 import java.io.IOException;
 import java.net.Inet6Address;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.Set;
@@ -25,6 +25,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * header that the relay writes before any byte of the sandbox's (so the sandbox cannot forge it), and so does any
  * other address but the loopback's when the rules capture literal addresses ({@link LiteralAddresses#CAPTURE}).
  * Anything else is closed.
+ *
+ * <p>Attached to a shared proxy (a registration's token), every connection goes to the proxy's main listener, each
+ * behind the {@link RelayHeader} of its kind with the token: explicit, DNS, or transparent with its original
+ * destination; the proxy decides each as the sandbox's.
  */
 public final class ProxyRelay implements AutoCloseable {
 
@@ -75,17 +79,18 @@ public final class ProxyRelay implements AutoCloseable {
         boolean capture() {
             return dns != null && transparent != null;
         }
+
+        /** What a DNS connection to {@link #dns} begins with: the token's DNS header when attached, else nothing. */
+        /* @Nullable */ byte[] dnsHeader() {
+            return token == null ? null : RelayHeader.dns(token, CaptureRules.ipv6());
+        }
     }
 
     private static final int SYNTHETIC_BASE = (198 << 24) | (18 << 16);
     private static final int SYNTHETIC_MASK = 0xfffe0000;
     /** The first 96 bits of the proxy's IPv6 prefix ({@code fd5a:11b0:7f00:53::/96}). */
     private static final byte[] SYNTHETIC6 = {(byte) 0xfd, 0x5a, 0x11, (byte) 0xb0, 0x7f, 0x00, 0x00, 0x53, 0, 0, 0, 0};
-    private static final byte[] PROXY_V2 = {0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a,
-        0x21, 0x11, 0x00, 0x0c};
     private static final int DNS_PORT = 53;
-    /** The PROXY v2 TLV type the proxy reads a registration's token from (its {@code SandboxRegistry.TLV_TYPE}). */
-    static final int IDENTITY_TLV = 0xE1;
 
     private final OwnedSocket listener;
     private final OwnedSocket listener6;   // null: none
@@ -143,13 +148,14 @@ public final class ProxyRelay implements AutoCloseable {
         byte[] header = null;
         if (original == null || (original.getAddress().isLoopbackAddress() && original.getPort() == insidePort)) {
             to = targets.explicit();
-            header = targets.token() == null ? null : identity(targets.token());
+            header = targets.token() == null ? null : RelayHeader.explicit(targets.token());
         } else if (original.getAddress().isLoopbackAddress() && original.getPort() == DNS_PORT) {
             to = targets.dns();
+            header = targets.dnsHeader();
         } else if (isSynthetic(original) || (targets.literals() == LiteralAddresses.CAPTURE
                 && !original.getAddress().isLoopbackAddress())) {
             to = targets.transparent();
-            header = header(original, targets.token());
+            header = RelayHeader.transparent(original, targets.token());
         } else {
             Sockets.close(inside);        // not a destination the sandbox's rules send here
             return;
@@ -182,44 +188,6 @@ public final class ProxyRelay implements AutoCloseable {
         }
         int v = ((b[0] & 0xff) << 24) | ((b[1] & 0xff) << 16) | ((b[2] & 0xff) << 8) | (b[3] & 0xff);
         return (v & SYNTHETIC_MASK) == SYNTHETIC_BASE;
-    }
-
-    /** PROXY v2, TCP over IPv4 or IPv6: the source (unknown here: all zeros, port 0) and the original destination. */
-    static byte[] header(InetSocketAddress original) {
-        return header(original, null);
-    }
-
-    /** The same, with the identity TLV of {@code token} when there is one. */
-    static byte[] header(InetSocketAddress original, /* @Nullable */ String token) {
-        byte[] tlv = tlv(token);
-        byte[] destination = original.getAddress().getAddress();
-        int addresses = 2 * destination.length + 4;
-        ByteBuffer b = ByteBuffer.allocate(PROXY_V2.length + addresses + tlv.length);
-        b.put(PROXY_V2, 0, PROXY_V2.length - 3).put((byte) (destination.length == 16 ? 0x21 : 0x11))
-                .putShort((short) (addresses + tlv.length)).put(new byte[destination.length]).put(destination)
-                .putShort((short) 0).putShort((short) original.getPort()).put(tlv);
-        return b.array();
-    }
-
-    /**
-     * PROXY v2 {@code LOCAL} with no addresses, only the identity TLV: what an explicit connection of a registered
-     * sandbox begins with, written here before any byte of the sandbox's (so whatever it sends comes after, where
-     * the proxy refuses another header as forged).
-     */
-    static byte[] identity(String token) {
-        byte[] tlv = tlv(token);
-        ByteBuffer b = ByteBuffer.allocate(PROXY_V2.length + tlv.length);
-        b.put(PROXY_V2, 0, 12).put((byte) 0x20).put((byte) 0x00).putShort((short) tlv.length).put(tlv);
-        return b.array();
-    }
-
-    private static byte[] tlv(/* @Nullable */ String token) {
-        if (token == null) {
-            return new byte[0];
-        }
-        byte[] value = token.getBytes(StandardCharsets.US_ASCII);
-        return ByteBuffer.allocate(3 + value.length).put((byte) IDENTITY_TLV).putShort((short) value.length)
-                .put(value).array();
     }
 
     @Override

@@ -9,7 +9,8 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
-import java.nio.channels.DatagramChannel;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
@@ -20,45 +21,76 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The host's relay of the sandbox's DNS over UDP, on real sockets of the loopback: the "sandbox" socket is made by
- * {@link Sockets#udpSocket} as {@link Inside} makes it, the "stub" is a UDP server that answers each query with its
- * bytes (answer bit set), so each asker can tell its own answer from another's.
+ * {@link Sockets#udpSocket} as {@link Inside} makes it, the "stub" is a DNS-over-TCP server that checks that each
+ * connection begins with the relay's header and answers each query with its bytes (answer bit set), so each asker
+ * can tell its own answer from another's.
  */
 class DnsDatagramRelayTest {
     private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
 
-    private DatagramChannel stub;
+    private static final byte[] HEADER = "relay-header".getBytes(StandardCharsets.US_ASCII);
+
+    private ServerSocketChannel stub;
     private Thread stubThread;
     private final List<Short> idsAtStub = new CopyOnWriteArrayList<>();
+    private final List<String> headersAtStub = new CopyOnWriteArrayList<>();
+    private final List<SocketChannel> connections = new CopyOnWriteArrayList<>();
     private int inside;
     private DnsDatagramRelay relay;
 
     @BeforeEach
     void start() throws IOException {
-        stub = DatagramChannel.open().bind(new InetSocketAddress(LOOPBACK, 0));
-        stubThread = Thread.ofPlatform().daemon().start(this::answer);
+        stub = ServerSocketChannel.open().bind(new InetSocketAddress(LOOPBACK, 0));
+        stubThread = Thread.ofPlatform().daemon().start(this::accept);
         inside = Sockets.udpSocket(0);
-        relay = DnsDatagramRelay.start(inside, (InetSocketAddress) stub.getLocalAddress());
+        relay = DnsDatagramRelay.start(inside, (InetSocketAddress) stub.getLocalAddress(), HEADER);
     }
 
     @AfterEach
     void stop() throws Exception {
         relay.close();
         stub.close();
+        for (SocketChannel c : connections) {
+            c.close();
+        }
         stubThread.join(5_000);
     }
 
-    private void answer() {
-        ByteBuffer b = ByteBuffer.allocate(4096);
+    private void accept() {
         while (stub.isOpen()) {
             try {
-                b.clear();
-                InetSocketAddress from = (InetSocketAddress) stub.receive(b);
-                b.flip();
-                idsAtStub.add(b.getShort(0));
-                b.put(2, (byte) (b.get(2) | 0x80));
-                stub.send(b, from);
+                SocketChannel c = stub.accept();
+                connections.add(c);
+                Thread.ofPlatform().daemon().start(() -> answer(c));
             } catch (IOException e) {
                 return;
+            }
+        }
+    }
+
+    private void answer(SocketChannel c) {
+        try {
+            ByteBuffer header = ByteBuffer.allocate(HEADER.length);
+            fill(c, header);
+            headersAtStub.add(new String(header.array(), StandardCharsets.US_ASCII));
+            while (true) {
+                ByteBuffer length = ByteBuffer.allocate(2);
+                fill(c, length);
+                ByteBuffer b = ByteBuffer.allocate(length.getShort(0));
+                fill(c, b);
+                idsAtStub.add(b.getShort(0));
+                b.put(2, (byte) (b.get(2) | 0x80));
+                c.write(ByteBuffer.allocate(2 + b.capacity()).putShort((short) b.capacity()).put(b.flip()).flip());
+            }
+        } catch (IOException e) {
+            // closed
+        }
+    }
+
+    private static void fill(SocketChannel c, ByteBuffer b) throws IOException {
+        while (b.hasRemaining()) {
+            if (c.read(b) < 0) {
+                throw new java.io.EOFException();
             }
         }
     }
@@ -92,6 +124,26 @@ class DnsDatagramRelayTest {
             assertThat(answer).isNotNull();
             assertThat(new String(answer, StandardCharsets.US_ASCII)).contains("after");
             assertThat(idsAtStub).hasSize(1);
+        }
+    }
+
+    @Test
+    void aConnectionTheStubClosedIsOpenedAgainWithTheHeaderFirst() throws Exception {
+        int port = Sockets.localPort(inside);
+        try (DatagramSocket a = client()) {
+            a.send(query(1, "first", port));
+            assertThat(receive(a)).isNotNull();
+            connections.getFirst().close();           // the proxy closes an idle connection
+            dev.sallyport.testing.Await.until("the relay saw the close", java.time.Duration.ofSeconds(10), () -> {
+                try {
+                    a.send(query(2, "again", port));
+                    byte[] answer = receive(a);
+                    return answer != null && new String(answer, StandardCharsets.US_ASCII).contains("again");
+                } catch (IOException e) {
+                    return false;
+                }
+            });
+            assertThat(headersAtStub).hasSizeGreaterThanOrEqualTo(2).containsOnly("relay-header");
         }
     }
 
