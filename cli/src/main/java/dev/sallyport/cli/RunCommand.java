@@ -161,9 +161,10 @@ public final class RunCommand implements Callable<Integer> {
             case "process" -> {
                 ResourceLimits limits = limits();
                 Optional<Path> caches = packageCache ? Optional.of(StateDirectory.resolve()) : Optional.empty();
+                Path startupCache = StateDirectory.resolve().resolve("startup");
                 run.proxy(proxy(policy, workspace)).backend(new SandboxRun.Backend.Process(sandbox -> {
                     sandbox.limits(limits).requireLandlock(requireLandlock).gitWritable(gitWritable)
-                            .hostEnv(System.getenv());
+                            .hostEnv(System.getenv()).startupCache(startupCache);
                     caches.ifPresent(sandbox::packageCaches);
                     passEnv.forEach(sandbox::passEnv);
                     allowRead.forEach(sandbox::readOnly);

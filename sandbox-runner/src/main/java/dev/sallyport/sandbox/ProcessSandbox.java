@@ -116,7 +116,7 @@ public final class ProcessSandbox {
             if (!excludes.isEmpty()) {
                 Files.write(mounted.resolve(BwrapCommand.GIT_IGNORE), excludes);
             }
-            TrustFiles.write(mounted, spec.caPem());
+            TrustFiles.write(mounted, spec.caPem(), spec.startupCache());
             Files.writeString(mounted.resolve("hosts"), "127.0.0.1 localhost\n::1 localhost\n");
             HostAccounts.write(mounted, user, spec.hostHome());
             String run = BwrapCommand.RUN_DIR;
@@ -280,7 +280,7 @@ public final class ProcessSandbox {
         return new SandboxSpec(spec.command(), spec.workdir(), spec.proxy(), spec.caPem(), spec.passEnv(),
                 spec.placeholders(), readOnly, spec.readWrite(), spec.requireLandlock(), spec.gitWritable(),
                 spec.hostHome(), spec.hostEnv(), spec.insidePort(), spec.limits(), spec.packageCaches(), spec.capture(),
-                spec.identityToken());
+                spec.identityToken(), spec.startupCache());
     }
 
     private static void checkWorkdir(SandboxSpec spec) throws SandboxException {
