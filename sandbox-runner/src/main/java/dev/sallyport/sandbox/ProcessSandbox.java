@@ -99,7 +99,7 @@ public final class ProcessSandbox {
         ProtectedPaths.Plan plan = ProtectedPaths.prepare(spec.workdir(), spec.gitWritable());
         List<Path> grants = new ArrayList<>(spec.readOnly());
         grants.addAll(spec.readWrite());
-        CompletableFuture<List<Path>> grantSockets = HostSockets.findInBackground(grants);
+        CompletableFuture<List<Path>> grantSockets = HostSockets.findInBackground(grants, spec.startupCache());
         Path root = null;
         HostLink link = null;
         LimitEnforcement limits = null;
