@@ -99,7 +99,12 @@ public final class ProcessSandbox {
         ProtectedPaths.Plan plan = ProtectedPaths.prepare(spec.workdir(), spec.gitWritable());
         List<Path> grants = new ArrayList<>(spec.readOnly());
         grants.addAll(spec.readWrite());
-        CompletableFuture<List<Path>> grantSockets = HostSockets.findInBackground(grants, spec.startupCache());
+        List<Path> writable = new ArrayList<>(spec.readWrite());
+        writable.add(spec.workdir());
+        spec.packageCaches().ifPresent(writable::add);
+        // a cache the command could write would let it hide host sockets from the next run: not used then
+        Optional<Path> startupCache = spec.startupCache().filter(c -> WritableFolders.holding(c, writable).isEmpty());
+        CompletableFuture<List<Path>> grantSockets = HostSockets.findInBackground(grants, startupCache);
         Path root = null;
         HostLink link = null;
         LimitEnforcement limits = null;
@@ -116,7 +121,7 @@ public final class ProcessSandbox {
             if (!excludes.isEmpty()) {
                 Files.write(mounted.resolve(BwrapCommand.GIT_IGNORE), excludes);
             }
-            TrustFiles.write(mounted, spec.caPem(), spec.startupCache());
+            TrustFiles.write(mounted, spec.caPem(), startupCache);
             Files.writeString(mounted.resolve("hosts"), "127.0.0.1 localhost\n::1 localhost\n");
             HostAccounts.write(mounted, user, spec.hostHome());
             String run = BwrapCommand.RUN_DIR;
