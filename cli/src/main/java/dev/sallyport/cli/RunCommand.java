@@ -17,6 +17,7 @@ import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.StateDirectory;
 import dev.sallyport.sandbox.ResourceLimits;
 import dev.sallyport.sandbox.SandboxRun;
+import dev.sallyport.sandbox.WritableFolders;
 import dev.sallyport.sandbox.vm.VmRuntime;
 
 import picocli.CommandLine.Command;
@@ -161,9 +162,10 @@ public final class RunCommand implements Callable<Integer> {
             case "process" -> {
                 ResourceLimits limits = limits();
                 Optional<Path> caches = packageCache ? Optional.of(StateDirectory.resolve()) : Optional.empty();
+                Path startupCache = StateDirectory.resolve().resolve("startup");
                 run.proxy(proxy(policy, workspace)).backend(new SandboxRun.Backend.Process(sandbox -> {
                     sandbox.limits(limits).requireLandlock(requireLandlock).gitWritable(gitWritable)
-                            .hostEnv(System.getenv());
+                            .hostEnv(System.getenv()).startupCache(startupCache);
                     caches.ifPresent(sandbox::packageCaches);
                     passEnv.forEach(sandbox::passEnv);
                     allowRead.forEach(sandbox::readOnly);
@@ -235,7 +237,7 @@ public final class RunCommand implements Callable<Integer> {
         Path audit = Path.of(policy.audit().path()).toAbsolutePath().normalize();
         List<Path> writable = new ArrayList<>(List.of(workspace));
         writable.addAll(allowWrite);
-        Optional<Path> inside = writable.stream().filter(w -> real(audit).startsWith(real(w))).findFirst();
+        Optional<Path> inside = WritableFolders.holding(audit, writable);
         if (inside.isEmpty()) {
             return new SandboxRun.ProxyMode.Own(Optional.of(audit));
         }
@@ -244,19 +246,6 @@ public final class RunCommand implements Callable<Integer> {
                 + ", which the command can write: the run's audit log goes to " + own.audit().orElseThrow()
                 + " instead (--audit FILE chooses another)");
         return own;
-    }
-
-    /** {@code p} with the links of its longest existing part resolved. */
-    private static Path real(Path p) {
-        Path absolute = p.toAbsolutePath().normalize();
-        for (Path existing = absolute; existing != null; existing = existing.getParent()) {
-            try {
-                return existing.toRealPath().resolve(existing.relativize(absolute));
-            } catch (IOException e) {
-                // not there (yet): try the folder above
-            }
-        }
-        return absolute;
     }
 
     private SandboxRun.Backend.Nerdctl nerdctl() {

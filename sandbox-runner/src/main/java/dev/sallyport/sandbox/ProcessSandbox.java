@@ -100,7 +100,12 @@ public final class ProcessSandbox {
         ProtectedPaths.Plan plan = ProtectedPaths.prepare(spec.workdir(), spec.gitWritable());
         List<Path> grants = new ArrayList<>(spec.readOnly());
         grants.addAll(spec.readWrite());
-        CompletableFuture<List<Path>> grantSockets = HostSockets.findInBackground(grants);
+        List<Path> writable = new ArrayList<>(spec.readWrite());
+        writable.add(spec.workdir());
+        spec.packageCaches().ifPresent(writable::add);
+        // a cache the command could write would let it hide host sockets from the next run: not used then
+        Optional<Path> startupCache = spec.startupCache().filter(c -> WritableFolders.holding(c, writable).isEmpty());
+        CompletableFuture<List<Path>> grantSockets = HostSockets.findInBackground(grants, startupCache);
         Path root = null;
         HostLink link = null;
         LimitEnforcement limits = null;
@@ -117,7 +122,7 @@ public final class ProcessSandbox {
             if (!excludes.isEmpty()) {
                 Files.write(mounted.resolve(BwrapCommand.GIT_IGNORE), excludes);
             }
-            TrustFiles.write(mounted, spec.caPem());
+            TrustFiles.write(mounted, spec.caPem(), startupCache);
             Files.writeString(mounted.resolve("hosts"), "127.0.0.1 localhost\n::1 localhost\n");
             HostAccounts.write(mounted, user, spec.hostHome());
             String run = BwrapCommand.RUN_DIR;
@@ -284,7 +289,7 @@ public final class ProcessSandbox {
         return new SandboxSpec(spec.command(), spec.workdir(), spec.proxy(), spec.caPem(), spec.passEnv(),
                 spec.placeholders(), readOnly, spec.readWrite(), spec.requireLandlock(), spec.gitWritable(),
                 spec.hostHome(), spec.hostEnv(), spec.insidePort(), spec.limits(), spec.packageCaches(), spec.capture(),
-                spec.identityToken());
+                spec.identityToken(), spec.startupCache());
     }
 
     private static void checkWorkdir(SandboxSpec spec) throws SandboxException {

@@ -38,12 +38,16 @@ import java.util.regex.Pattern;
  *                         empty: only clients that use the proxy variables get out
  * @param identityToken    the token of the sandbox's registration with a shared proxy: the relay presents it on
  *                         every connection it makes for the sandbox (never shown inside); empty: anonymous
+ * @param startupCache     a folder of the runner's own (in its state folder) where the set-up keeps what it
+ *                         computed for the next run: the Java trust store, the record of the grants' folders that
+ *                         spares the next walk for socket files (each checked before use); empty: none
  */
 public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress proxy, byte[] caPem,
                           List<String> passEnv, Map<String, String> placeholders, List<Path> readOnly,
                           List<Path> readWrite, boolean requireLandlock, boolean gitWritable, Path hostHome,
                           Map<String, String> hostEnv, int insidePort, ResourceLimits limits,
-                          Optional<Path> packageCaches, Optional<Capture> capture, Optional<String> identityToken) {
+                          Optional<Path> packageCaches, Optional<Capture> capture, Optional<String> identityToken,
+                          Optional<Path> startupCache) {
     /** The inside port used unless told otherwise. */
     public static final int DEFAULT_INSIDE_PORT = 3128;
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
@@ -83,6 +87,7 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
         packageCaches = packageCaches.map(p -> p.toAbsolutePath().normalize());
         Objects.requireNonNull(capture, "capture");
         Objects.requireNonNull(identityToken, "identityToken");
+        startupCache = startupCache.map(p -> p.toAbsolutePath().normalize());
     }
 
     /**
@@ -123,7 +128,7 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
                 + caPem.length + " bytes, passEnv=" + passEnv + ", secrets=" + placeholders.keySet() + ", readOnly="
                 + readOnly + ", readWrite=" + readWrite + ", requireLandlock=" + requireLandlock + ", gitWritable="
                 + gitWritable + ", hostHome=" + hostHome + ", insidePort=" + insidePort + ", limits=" + limits + ", packageCaches=" + packageCaches + ", capture=" + capture + ", identityToken="
-                + (identityToken.isPresent() ? "hidden" : "none") + "]";
+                + (identityToken.isPresent() ? "hidden" : "none") + ", startupCache=" + startupCache + "]";
     }
 
     private static void checkEnvName(String field, String name) {
@@ -160,6 +165,7 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
         private Path cacheState;
         private Capture capture;
         private String identityToken;
+        private Path startupCache;
 
         private Builder(List<String> command, Path workdir, InetSocketAddress proxy, byte[] caPem) {
             this.command = command;
@@ -239,12 +245,18 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
             return this;
         }
 
+        /** Keeps the set-up's start-up caches in {@code folder} (see {@link SandboxSpec#startupCache()}). */
+        public Builder startupCache(Path folder) {
+            this.startupCache = folder;
+            return this;
+        }
+
         public SandboxSpec build() {
             return new SandboxSpec(command, workdir, proxy, caPem, passEnv, placeholders, readOnly, readWrite,
                     requireLandlock, gitWritable, hostHome, hostEnv, insidePort,
                     limits != null ? limits : ResourceLimits.defaults(),
                     Optional.ofNullable(cacheState).map(state -> PackageCaches.folder(state, workdir)),
-                    Optional.ofNullable(capture), Optional.ofNullable(identityToken));
+                    Optional.ofNullable(capture), Optional.ofNullable(identityToken), Optional.ofNullable(startupCache));
         }
     }
 }

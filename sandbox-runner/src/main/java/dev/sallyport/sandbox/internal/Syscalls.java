@@ -99,6 +99,21 @@ final class Syscalls {
         }
     }
 
+    /** Room for a call's errno, to pass to {@link #call(MemorySegment, String, long, long, long, long, long)}. */
+    static MemorySegment callState(Arena arena) {
+        return arena.allocate(CAPTURE);
+    }
+
+    /** A call of five arguments with its errno in {@code state} ({@link #callState}): for loops of many calls. */
+    Result call(MemorySegment state, String name, long a, long b, long c, long d, long e) {
+        try {
+            long value = (long) SYSCALL.invokeExact(state, (long) arch.nr(name), a, b, c, d, e, 0L);
+            return new Result(value, value == -1 ? (int) ERRNO.get(state, 0L) : 0);
+        } catch (Throwable t) {
+            throw new IllegalStateException("syscall " + name + ": native call failed: " + t, t);
+        }
+    }
+
     Result call(String name, long a, long b, long c) {
         return call(name, a, b, c, 0, 0);
     }

@@ -20,6 +20,7 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -77,16 +78,30 @@ public final class TrustFiles {
 
     /** Writes {@link #BUNDLE} and {@link #P12} into {@code dir}. */
     public static void write(Path dir, byte[] caPem) throws IOException {
-        List<X509Certificate> ca = parse(caPem);
+        write(dir, caPem, Optional.empty());
+    }
+
+    /**
+     * Writes {@link #BUNDLE} and {@link #P12} into {@code dir}; the store comes from {@link StoreCache} in
+     * {@code cache} when it holds the one for this CA and these JDK roots (reading the roots is most of the store's
+     * cost), and is kept there for the next run otherwise.
+     */
+    public static void write(Path dir, byte[] caPem, Optional<Path> cache) throws IOException {
         ByteArrayOutputStream bundle = new ByteArrayOutputStream();
         bundle.write(caPem);
         bundle.write('\n');
         bundle.write(systemRoots());
         Files.write(dir.resolve(BUNDLE), bundle.toByteArray());
         String key = HexFormat.of().formatHex(sha256(caPem));
-        byte[] store = P12_CACHE.get(key);
+        byte[] store = P12_CACHE.get(key);   // a hit: this CA was parsed when its store was built
         if (store == null) {
-            store = p12(ca);
+            byte[] storeKey = StoreCache.key(caPem, jdkCacerts());
+            store = cache.flatMap(c -> StoreCache.read(c, storeKey)).orElse(null);
+            if (store == null) {
+                store = p12(parse(caPem));
+                byte[] built = store;
+                cache.ifPresent(c -> StoreCache.write(c, storeKey, built));
+            }
             P12_CACHE.clear();
             P12_CACHE.put(key, store);
         }
@@ -115,7 +130,7 @@ public final class TrustFiles {
 
     /** The certificates of the JDK's {@code cacerts} by alias; empty when it cannot be read. */
     private static Map<String, Certificate> jdkRoots() throws IOException {
-        Path cacerts = Path.of(System.getProperty("java.home"), "lib", "security", "cacerts");
+        Path cacerts = jdkCacerts();
         if (!Files.isReadable(cacerts)) {
             return Map.of();
         }
@@ -134,7 +149,12 @@ public final class TrustFiles {
         }
     }
 
-    private static byte[] sha256(byte[] data) {
+    /** The JDK's {@code cacerts}, whose certificates {@link #P12} holds beside the proxy CA. */
+    static Path jdkCacerts() {
+        return Path.of(System.getProperty("java.home"), "lib", "security", "cacerts");
+    }
+
+    static byte[] sha256(byte[] data) {
         try {
             return MessageDigest.getInstance("SHA-256").digest(data);
         } catch (GeneralSecurityException e) {
