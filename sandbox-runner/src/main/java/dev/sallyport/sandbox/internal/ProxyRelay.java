@@ -184,7 +184,7 @@ public final class ProxyRelay implements AutoCloseable {
      * sandbox begins with, written here before any byte of the sandbox's (so whatever it sends comes after, where
      * the proxy refuses another header as forged).
      */
-    static byte[] identity(String token) {
+    public static byte[] identity(String token) {
         byte[] tlv = tlv(token);
         ByteBuffer b = ByteBuffer.allocate(PROXY_V2.length + tlv.length);
         b.put(PROXY_V2, 0, 12).put((byte) 0x20).put((byte) 0x00).putShort((short) tlv.length).put(tlv);

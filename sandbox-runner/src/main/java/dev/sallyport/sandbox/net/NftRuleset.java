@@ -22,6 +22,12 @@ package dev.sallyport.sandbox.net;
  *   <li>input to the gateway address from any interface but the bridge and loopback is dropped: Linux accepts a
  *       packet for any local address on any interface, so without this a host on the LAN (or another sandbox)
  *       could use the sandbox's proxy as its egress relay.</li>
+ *   <li>source (before everything else, priority {@value #SOURCE_PRIORITY}): a packet from the bridge whose source is not
+ *       the guest's own address (the runner fixes it, {@code nerdctl run --ip}) is dropped and counted, and its source
+ *       goes into the set {@value #SPOOFED} (bounded; when full the packet is still dropped and counted), which the
+ *       run's watch reads to report the attempt; a packet with the guest's source arriving on any other interface
+ *       (loopback included) is dropped: only the guest speaks as the guest, so a relay on the gateway may take the
+ *       peer's address as the sandbox's.</li>
  * </ul>
  * The base chains run at priority -100, before the filter chains of Docker, CNI and iptables-nft (0); a drop or
  * reject in any base chain is final, and our own table cannot be flushed by their tools.
@@ -32,6 +38,12 @@ public final class NftRuleset {
     public static final int PRIORITY = -100;
     /** The DNS stub's synthetic addresses (the proxy's {@code SyntheticAddresses.PREFIX4}). */
     static final String SYNTHETIC = "198.18.0.0/15";
+    /** Hook priority of the source check: before connection tracking (-200), so a spoofed flood leaves no entries. */
+    public static final int SOURCE_PRIORITY = -300;
+    /** The set of source addresses the bridge sent that were not the guest's. */
+    public static final String SPOOFED = "spoofed";
+    /** At most this many spoofed sources are kept (each is reported once); the rest are still dropped and counted. */
+    static final int SPOOFED_SIZE = 256;
 
     private NftRuleset() {
     }
@@ -40,11 +52,12 @@ public final class NftRuleset {
      * Renders an {@code nft -f} script that (re)creates {@code table inet <table>} atomically: the leading
      * add-then-delete makes a rerun replace the table instead of failing or duplicating rules.
      */
-    public static String render(String table, String bridge, String gateway, int proxyPort, int transparentPort,
-                                int dnsPort) {
+    public static String render(String table, String bridge, String gateway, String guest, int proxyPort,
+                                int transparentPort, int dnsPort) {
         requireName("table", table);
         requireName("bridge", bridge);
         Ipv4Subnet.parseAddress(gateway);
+        Ipv4Subnet.parseAddress(guest);
         for (int port : new int[] {proxyPort, transparentPort, dnsPort}) {
             if (port < 1 || port > 65535) {
                 throw new IllegalArgumentException("port: " + port + " (expected: 1..65535)");
@@ -54,6 +67,17 @@ public final class NftRuleset {
                 table inet %1$s {}
                 delete table inet %1$s
                 table inet %1$s {
+                \tset %10$s {
+                \t\ttype ipv4_addr
+                \t\tsize %11$d
+                \t\tflags dynamic
+                \t}
+                \tchain source {
+                \t\ttype filter hook prerouting priority %12$d; policy accept;
+                \t\tiifname "%2$s" ip saddr != %9$s add @%10$s { ip saddr }
+                \t\tiifname "%2$s" ip saddr != %9$s counter drop
+                \t\tiifname != "%2$s" ip saddr %9$s drop
+                \t}
                 \tchain prerouting {
                 \t\ttype nat hook prerouting priority %5$d; policy accept;
                 \t\tiifname "%2$s" ip daddr %3$s meta l4proto { tcp, udp } th dport 53 dnat ip to %3$s:%7$d
@@ -77,7 +101,8 @@ public final class NftRuleset {
                 \t\treject with icmpx type admin-prohibited
                 \t}
                 }
-                """.formatted(table, bridge, gateway, proxyPort, PRIORITY, transparentPort, dnsPort, SYNTHETIC);
+                """.formatted(table, bridge, gateway, proxyPort, PRIORITY, transparentPort, dnsPort, SYNTHETIC, guest,
+                        SPOOFED, SPOOFED_SIZE, SOURCE_PRIORITY);
     }
 
     private static void requireName(String what, String name) {

@@ -86,6 +86,14 @@ public record SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort) {
         return subnet.gateway();
     }
 
+    /**
+     * The guest's address, fixed by the runner ({@code nerdctl run --ip}): the only source the table lets in from the
+     * bridge, and the only peer the gateway's relay takes as this sandbox.
+     */
+    public String guest() {
+        return subnet.host(2);
+    }
+
     /** The proxy URL the guest is given. */
     public String proxyUrl() {
         return "http://" + gateway() + ":" + proxyPort;
@@ -103,7 +111,7 @@ public record SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort) {
 
     /** The nftables table that confines this sandbox. */
     public String ruleset() {
-        return NftRuleset.render(tableName(), bridgeName(), gateway(), proxyPort, transparentPort(), dnsPort());
+        return NftRuleset.render(tableName(), bridgeName(), gateway(), guest(), proxyPort, transparentPort(), dnsPort());
     }
 
     /** Creates the bridge with the gateway address, IPv6 off, tagged with our alias so cleanup can find it. */
