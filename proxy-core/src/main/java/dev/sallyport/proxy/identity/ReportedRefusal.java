@@ -24,11 +24,16 @@ public record ReportedRefusal(String identity, String source, String reason) {
 
     public ReportedRefusal {
         if (!REASONS.contains(reason)) {
-            throw new IllegalArgumentException("reason: '" + reason + "' (expected: one of " + SPOOFED_SOURCE + ", "
-                    + WRONG_RELAY_PEER + ")");
+            throw new IllegalArgumentException("reason: '" + printable(reason) + "' (expected: one of " + SPOOFED_SOURCE
+                    + ", " + WRONG_RELAY_PEER + ")");
         }
         if (!NetUtil.isValidIpV4Address(source) && !NetUtil.isValidIpV6Address(source)) {
-            throw new IllegalArgumentException("source: '" + source + "' (expected: an IPv4 or IPv6 address)");
+            throw new IllegalArgumentException("source: '" + printable(source) + "' (expected: an IPv4 or IPv6 address)");
         }
+    }
+
+    /** {@code text} with every character outside printable ASCII as '?': the refusal stays one line. */
+    private static String printable(String text) {
+        return text.replaceAll("[^\\x20-\\x7e]", "?");
     }
 }
