@@ -2,9 +2,11 @@ package dev.sallyport.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sallyport.sandbox.net.Executables;
 import dev.sallyport.sandbox.vm.StandInNerdctl;
 import dev.sallyport.sandbox.vm.VmRuntime;
 import dev.sallyport.testing.Await;
+import dev.sallyport.testing.Prerequisites;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -44,6 +46,7 @@ class VmSharedProxyTest {
         // a stand-in each: its container list is the state folder's, and each run's teardown waits for its own only
         Path nerdctlA = StandInNerdctl.write(Files.createDirectories(f.root.resolve("nerdctl-a")));
         Path nerdctlB = StandInNerdctl.write(Files.createDirectories(f.root.resolve("nerdctl-b")));
+        Prerequisites.require("dig", Executables.find("dig").isPresent(), "bind9-dnsutils (scripts/install-deps.sh)");
         try (SharedProxyTest.Upstream upA = SharedProxyTest.Upstream.start("from a's upstream");
              SharedProxyTest.Upstream upB = SharedProxyTest.Upstream.start("from b's upstream");
              SharedProxyTest.Shared shared = SharedProxyTest.Shared.start(f, upA.port(), upB.port())) {
@@ -97,6 +100,11 @@ class VmSharedProxyTest {
                                 "other=${gw%.*}.77; echo \"$other\" > other-address.txt; ip addr add $other/32 dev eth0",
                                 "curl -sS -m 3 --noproxy '' --interface $other -o /dev/null -w '%{http_code}' -x \"$HTTP_PROXY\" "
                                         + a + "/a-from-other-address > spoof-any.txt 2> spoof-any.err",
+                                // no capture attached: the gateway's DNS refuses, a synthetic address closes at once
+                                "dig @$gw +time=3 +tries=1 allowed.test > dns.txt 2>&1",
+                                "ip route add 198.18.0.0/15 via $gw",
+                                "curl -sS -m 5 --noproxy '*' -o /dev/null -w '%{http_code}' http://198.18.0.5/ "
+                                        + "> synthetic.txt 2> synthetic.err",
                                 "touch ready", RELEASE), outA);
                 awaitReady(wsA, runA, outA);
                 String gatewayA = Files.readString(wsA.resolve("gateway.txt")).strip();
@@ -132,6 +140,11 @@ class VmSharedProxyTest {
                         .hasContent("000");
                 assertThat(wsA.resolve("spoof-b.txt")).as("from B's address: dropped").hasContent("000");
                 assertThat(wsA.resolve("spoof-any.txt")).as("from another address: dropped").hasContent("000");
+                assertThat(Files.readString(wsA.resolve("dns.txt"))).as("DNS to the gateway, answered at once")
+                        .contains("status: REFUSED");
+                assertThat(wsA.resolve("synthetic.txt")).as("capture's port on the gateway: closed").hasContent("000");
+                assertThat(Files.readString(wsA.resolve("synthetic.err"))).as("reached, and closed unanswered")
+                        .containsAnyOf("Empty reply", "reset by peer");
                 assertThat(outA.toString(StandardCharsets.UTF_8)).contains("sent packets from " + guestB,
                         "sent packets from " + otherAddress);
 

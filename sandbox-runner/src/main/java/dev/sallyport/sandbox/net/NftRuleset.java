@@ -5,8 +5,9 @@ package dev.sallyport.sandbox.net;
  *
  * <p>Why on the host: Kata moves the guest's packets between the pod namespace's veth and the VM's tap with tc
  * redirects, so rules inside the pod namespace (or the guest, whose root the workload may hold) never see them.
- * Every packet the guest sends does cross the host's bridge, so the rules key on the bridge interface (never on
- * source addresses, which guest root can forge).
+ * Every packet the guest sends does cross the host's bridge, so the confinement keys on the bridge interface (guest
+ * root can forge source addresses); the source chain below only narrows what the bridge may send to the guest's own
+ * address, and records what else it tried.
  *
  * <ul>
  *   <li>forward: anything arriving from the bridge is rejected (ICMP admin-prohibited, so clients fail at once);
