@@ -5,6 +5,7 @@
 # With a second argument, a built checkout of another commit: its attached run and this one's alternate
 # (A B A B ...) on the same proxy, so that both medians come from the same minutes of a busy machine.
 #   benchmarks/attach-start.sh 20 /path/to/other/checkout
+# ATTACH_FLAGS adds flags to the attached runs' `sallyport run` (e.g. ATTACH_FLAGS=--no-capture).
 set -euo pipefail
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 n=${1:-20}
@@ -26,7 +27,7 @@ measure() {
 }
 cd "$work/ws"
 attach=(run --proxy 127.0.0.1:23128 --proxy-admin 127.0.0.1:29901 --proxy-token "$work/admin-token"
-  --ca-cert "$SALLYPORT_HOME/ca/ca.pem" -- true)
+  --ca-cert "$SALLYPORT_HOME/ca/ca.pem" ${ATTACH_FLAGS:-} -- true)
 once() {   # one run's milliseconds, appended to the file $1
   local out=$1 s
   shift

@@ -172,9 +172,10 @@ public final class RunCommand implements Callable<Integer> {
                     allowWrite.forEach(sandbox::readWrite);
                 }, !noCapture));
             }
-            // the VM backend always starts its own proxy on the sandbox network's gateway, audited where the policy says
-            case "nerdctl" -> run.proxy(new SandboxRun.ProxyMode.Own(Optional.empty())
-                    .withPlaceholderKeysIn(StateDirectory.resolve())).backend(nerdctl());
+            // the VM backend starts its own proxy on the sandbox network's gateway, audited where the policy says, or
+            // with --proxy registers with a shared one and relays to it from the gateway
+            case "nerdctl" -> run.proxy(proxyAddress == null ? new SandboxRun.ProxyMode.Own(Optional.empty())
+                    .withPlaceholderKeysIn(StateDirectory.resolve()) : attachedVm(policy, workspace)).backend(nerdctl());
             default -> throw new UsageException("--backend: '" + backend + "' (expected: process or nerdctl)");
         }
         var cli = spec.commandLine();
@@ -224,6 +225,16 @@ public final class RunCommand implements Callable<Integer> {
                     token, name, Optional.ofNullable(proxyPolicy), Duration.ofSeconds(leaseSeconds));
         }
         return ownProxy(policy, workspace).withPlaceholderKeysIn(StateDirectory.resolve());   // same placeholders every run
+    }
+
+    /** {@code --proxy} for the VM backend: only registered (its relay on the gateway presents the identity). */
+    private SandboxRun.ProxyMode attachedVm(Policy policy, Path workspace) throws IOException {
+        SandboxRun.ProxyMode mode = proxy(policy, workspace);
+        if (!(mode instanceof SandboxRun.ProxyMode.Attached)) {
+            throw new UsageException("--proxy: with --backend nerdctl the sandbox must register with the proxy "
+                    + "(expected: --proxy-token FILE with the proxy's admin token, or --identity NAME)");
+        }
+        return mode;
     }
 
     /** The run's own proxy: its audit log where {@link #proxy} says. */

@@ -214,4 +214,40 @@ class RunCommandTest {
         // other tests on the machine may hold tables of their own: this run's must not exist
         assertThat(tables.stdout()).as("a dry run creates no nftables table").doesNotContain(named.group());
     }
+
+    @Test
+    void nerdctlDryRunWithProxyPlansTheGatewayRelayToTheSharedProxyAndRegistersNothing() throws Exception {
+        Path workspace = Files.createDirectories(dir.resolve("ws-attached"));
+        if (Prerequisites.isRoot()) {
+            Files.setAttribute(workspace, "unix:uid", 1000);
+            Files.setAttribute(workspace, "unix:gid", 1000);
+        }
+        Path ca = Files.write(dir.resolve("shared-ca.pem"), dev.sallyport.ca.CaExport.pem(
+                dev.sallyport.ca.CertificateAuthority.ephemeral("Shared test CA"), false));
+        Path token = Files.writeString(dir.resolve("admin-token"), "not-used-by-a-dry-run\n");
+        // nothing listens on port 1: a dry run that called the admin listener would fail
+        ExternalProcess.Result run = CliProcess.run(Map.of("SALLYPORT_HOME", dir.resolve("state").toString()),
+                Duration.ofSeconds(120), "run", "--backend", "nerdctl", "--image", "img.example/tools:1",
+                "--workdir", workspace.toString(), "--dry-run", "--proxy", "127.0.0.1:3128", "--proxy-admin",
+                "127.0.0.1:1", "--ca-cert", ca.toString(), "--proxy-token", token.toString(), "--identity", "job-7",
+                "--", "make", "test");
+        assertThat(run.exit()).as(run.stderr()).isZero();
+        assertThat(run.stderr()).contains("sallyport: sandbox job-7 attached to the proxy at 127.0.0.1:3128; "
+                + "transparent capture is off for the VM backend with --proxy");
+        assertThat(run.stdout())
+                .containsPattern("# register sandbox job-7 with the proxy's admin listener at 127\\.0\\.0\\.1:1, then "
+                        + "start the relay on 10\\.213\\.\\d+\\.1:3128 to the proxy at 127\\.0\\.0\\.1:3128 \\(taking only "
+                        + "10\\.213\\.\\d+\\.2, presenting the registration's token\\)")
+                .containsPattern("--network sallyport-[0-9a-f]+ --ip 10\\.213\\.\\d+\\.2 --dns 10\\.213\\.\\d+\\.1")
+                .containsPattern("-e HTTPS_PROXY=http://10\\.213\\.\\d+\\.1:3128")
+                .doesNotContain("start the proxy listening");
+
+        // no admin token (none under SALLYPORT_HOME, none given): the VM backend has no unregistered mode
+        ExternalProcess.Result unregistered = CliProcess.run(Map.of("SALLYPORT_HOME", dir.resolve("state").toString()),
+                Duration.ofSeconds(120), "run", "--backend", "nerdctl", "--image", "img.example/tools:1", "--workdir",
+                workspace.toString(), "--dry-run", "--proxy", "127.0.0.1:3128", "--ca-cert", ca.toString(), "--", "true");
+        assertThat(unregistered.exit()).isEqualTo(2);
+        assertThat(unregistered.stderr()).contains("--proxy: with --backend nerdctl the sandbox must register with the "
+                + "proxy (expected: --proxy-token FILE with the proxy's admin token, or --identity NAME)");
+    }
 }

@@ -25,6 +25,7 @@ import dev.sallyport.proxy.exchange.ExchangeCore;
 import dev.sallyport.proxy.inject.Placeholders;
 import dev.sallyport.proxy.inject.SecretStore;
 import dev.sallyport.proxy.internal.AcceptPause;
+import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.metrics.ProxyMetrics;
 import dev.sallyport.proxy.mitm.ServerContexts;
@@ -264,7 +265,9 @@ public final class SallyportProxy implements AutoCloseable {
             String token = AdminServer.configuredToken(policy.proxy(), System.getenv()).orElse(null);
             AtomicReference<Boolean> closed = new AtomicReference<>(false);
             AdminServer admin = AdminServer.start(adminBind, group, metrics, holder, () -> !closed.get(), audit,
-                    token, context.sandboxes());
+                    token, context.sandboxes(), refusal -> context.emit(new ProxyEvent.Decided(clock.instant(),
+                            "connection", new AuditRecord(context.nextId(), refusal.source())
+                                    .identity(refusal.identity()).denied(refusal.reason()).fields())));
             context.addSelf(admin.address());
             // a lease that ran out closes its sandbox's connections within a second (the group's end stops this)
             group.scheduleAtFixedRate(context.sandboxes()::sweep, 1, 1, TimeUnit.SECONDS);

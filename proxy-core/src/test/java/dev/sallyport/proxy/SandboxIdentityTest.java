@@ -268,6 +268,37 @@ class SandboxIdentityTest {
         assertThat(request(as(c), "shared.test", "")).isEmpty();
     }
 
+    @Test
+    void aRunnersReportOfARefusedAttemptIsAuditedUnderItsSandboxOnlyWithItsTokenAndOnlyAsAnAddressAndAKnownReason()
+            throws Exception {
+        HttpResponse<String> spoofed = report("sandbox-a", a.get("token"), "spoofed_source", "10.213.9.2");
+        assertThat(spoofed.statusCode()).as(spoofed.body()).isEqualTo(200);
+        AuditFields record = proxy.events.await("connection", f -> "spoofed_source".equals(f.reason()));
+        assertThat(record.identity()).isEqualTo("sandbox-a");
+        assertThat(record.client()).isEqualTo("10.213.9.2");
+        assertThat(record.decision()).isEqualTo("deny");
+
+        assertThat(report("sandbox-a", b.get("token"), "spoofed_source", "10.0.0.1").statusCode())
+                .as("another sandbox's token").isEqualTo(404);
+        HttpResponse<String> reason = report("sandbox-a", a.get("token"), "allow_everything", "10.0.0.1");
+        assertThat(reason.statusCode()).isEqualTo(400);
+        assertThat(reason.body()).isEqualTo("reason: 'allow_everything' (expected: one of spoofed_source, "
+                + "wrong_relay_peer)\n");
+        HttpResponse<String> source = report("sandbox-a", a.get("token"), "wrong_relay_peer", "host%0Aforged");
+        assertThat(source.statusCode()).isEqualTo(400);
+        assertThat(source.body()).isEqualTo("source: 'host?forged' (expected: an IPv4 or IPv6 address)\n");
+        HttpResponse<String> noAdmin = admin(HttpRequest.newBuilder(adminUri("/sandboxes/sandbox-a/refused?reason="
+                + "spoofed_source&source=10.0.0.1")).header("X-Sallyport-Sandbox-Token", a.get("token"))
+                .POST(HttpRequest.BodyPublishers.noBody()));
+        assertThat(noAdmin.statusCode()).isEqualTo(401);
+    }
+
+    static HttpResponse<String> report(String identity, String token, String reason, String source) throws Exception {
+        return admin(HttpRequest.newBuilder(adminUri("/sandboxes/" + identity + "/refused?reason=" + reason + "&source="
+                + source)).header("Authorization", "Bearer " + ADMIN).header("X-Sallyport-Sandbox-Token", token)
+                .POST(HttpRequest.BodyPublishers.noBody()));
+    }
+
     static byte[] concat(byte[] x, byte[] y) {
         byte[] out = java.util.Arrays.copyOf(x, x.length + y.length);
         System.arraycopy(y, 0, out, x.length, y.length);

@@ -12,6 +12,7 @@ import dev.sallyport.proxy.inject.Placeholders;
 import dev.sallyport.sandbox.internal.CaptureRules;
 import dev.sallyport.sandbox.internal.GitRemotes;
 import dev.sallyport.sandbox.net.SandboxNetwork;
+import dev.sallyport.sandbox.vm.GatewayRelay;
 import dev.sallyport.sandbox.vm.ProxyHook;
 import dev.sallyport.sandbox.vm.VmSandbox;
 import java.io.PrintStream;
@@ -49,10 +50,11 @@ final class RunSteps {
                 yield ProcessSandbox.run(spec(process, proxy.address(), proxy.caPem(), placeholders), err);
             }
             case Plan(SandboxRun.ProxyMode.Attached proxy, SandboxRun.Backend.Process process) -> attached(proxy, process);
+            case Plan(SandboxRun.ProxyMode.Attached proxy, SandboxRun.Backend.Nerdctl vm) -> attachedVm(proxy, vm);
             case Plan(SandboxRun.ProxyMode.Own own, SandboxRun.Backend backend) -> withOwnProxy(own, backend);
-            case Plan(SandboxRun.ProxyMode.Running _, SandboxRun.Backend.Nerdctl _),
-                 Plan(SandboxRun.ProxyMode.Attached _, SandboxRun.Backend.Nerdctl _) ->
-                    throw new IllegalStateException("a running proxy with the nerdctl backend (SandboxRun refuses it)");
+            case Plan(SandboxRun.ProxyMode.Running _, SandboxRun.Backend.Nerdctl _) ->
+                    throw new IllegalStateException("an unregistered running proxy with the nerdctl backend (SandboxRun "
+                            + "refuses it)");
         };
     }
 
@@ -65,16 +67,7 @@ final class RunSteps {
      * (unless {@code --no-capture}) its DNS and captured connections relayed to the proxy's main listener as its own.
      */
     private int attached(SandboxRun.ProxyMode.Attached proxy, SandboxRun.Backend.Process process) throws Exception {
-        Path source = run.policy().source();
-        String rules = source == null ? "" : Files.readString(source);
-        try (SandboxLease lease = SandboxLease.register(proxy, rules, err)) {
-            for (String name : run.secrets()) {
-                if (!lease.placeholders().containsKey(name)) {
-                    throw new SandboxException("--secret: '" + name + "' is not a secret the proxy gives sandbox "
-                            + proxy.identity() + " (expected: one of " + String.join(", ", lease.placeholders().keySet())
-                            + ")");
-                }
-            }
+        try (SandboxLease lease = register(proxy)) {
             SandboxSpec.Builder spec = builder(process, proxy.address(), proxy.caPem(), chosen(lease.placeholders()));
             spec.identityToken(lease.token());
             if (process.capture()) {
@@ -84,6 +77,82 @@ final class RunSteps {
             }
             return ProcessSandbox.run(spec.build(), err);
         }
+    }
+
+    /** Registers the run's sandbox (its policy file's rules) and checks the secrets it names are among its own. */
+    private SandboxLease register(SandboxRun.ProxyMode.Attached proxy) throws Exception {
+        Path source = run.policy().source();
+        String rules = source == null ? "" : Files.readString(source);
+        SandboxLease lease = SandboxLease.register(proxy, rules, err);
+        for (String name : run.secrets()) {
+            if (!lease.placeholders().containsKey(name)) {
+                lease.close();
+                throw new SandboxException("--secret: '" + name + "' is not a secret the proxy gives sandbox "
+                        + proxy.identity() + " (expected: one of " + String.join(", ", lease.placeholders().keySet())
+                        + ")");
+            }
+        }
+        return lease;
+    }
+
+    /**
+     * A VM sandbox registered with a shared proxy: the relay on its bridge's gateway presents the registration's token
+     * on every connection from the guest's address; what the host refuses for it (a spoofed source on the bridge, a
+     * stranger at the relay) is reported to the proxy's audit log. No capture yet: the guest uses the proxy variables.
+     * A dry run registers nothing (its plan has no placeholders).
+     */
+    private int attachedVm(SandboxRun.ProxyMode.Attached proxy, SandboxRun.Backend.Nerdctl vm) throws Exception {
+        err.printf("sallyport: sandbox %s attached to the proxy at %s:%d; transparent capture is off for the VM backend "
+                + "with --proxy (clients use the proxy variables; DNS is refused)%n", proxy.identity(),
+                proxy.address().getHostString(), proxy.address().getPort());
+        err.flush();
+        if (vm.dryRun()) {
+            return VmSandbox.run(workload(vm, Map.of()), proxy.caPem(), out, relayHook(proxy, null));
+        }
+        try (SandboxLease lease = register(proxy)) {
+            return VmSandbox.run(workload(vm, chosen(lease.placeholders())), proxy.caPem(), out,
+                    relayHook(proxy, lease));
+        }
+    }
+
+    private VmSandbox.Workload workload(SandboxRun.Backend.Nerdctl vm, Map<String, String> placeholders) {
+        return new VmSandbox.Workload(vm.runtime(), vm.image(), run.command(), run.workdir(), placeholders,
+                vm.dryRun(), vm.nerdctl(), run.policy().network().literalAddresses());
+    }
+
+    /** The gateway relay to the shared proxy with {@code lease}'s token (null: a dry run, which starts nothing). */
+    private static ProxyHook relayHook(SandboxRun.ProxyMode.Attached proxy, /* @Nullable */ SandboxLease lease) {
+        return new ProxyHook() {
+            @Override
+            public AutoCloseable start(InetSocketAddress listen) {
+                throw new IllegalStateException("the gateway relay starts for a network (start(SandboxNetwork))");
+            }
+
+            @Override
+            public AutoCloseable start(SandboxNetwork network) throws Exception {
+                if (lease == null) {
+                    throw new IllegalStateException("a dry run starts no relay");
+                }
+                return GatewayRelay.start(network, proxy.address(), lease.token(),
+                        stranger -> lease.refused(SandboxLease.WRONG_RELAY_PEER, stranger));
+            }
+
+            @Override
+            public void spoofed(String source) {
+                if (lease != null) {
+                    lease.refused(SandboxLease.SPOOFED_SOURCE, source);
+                }
+            }
+
+            @Override
+            public String plan(SandboxNetwork network) {
+                return "register sandbox " + proxy.identity() + " with the proxy's admin listener at "
+                        + proxy.admin().getHostString() + ":" + proxy.admin().getPort() + ", then start the relay on "
+                        + network.gateway() + ":" + network.proxyPort() + " to the proxy at "
+                        + proxy.address().getHostString() + ":" + proxy.address().getPort()
+                        + " (taking only " + network.guest() + ", presenting the registration's token)";
+            }
+        };
     }
 
     private int withOwnProxy(SandboxRun.ProxyMode.Own own, SandboxRun.Backend backend) throws Exception {
@@ -113,11 +182,8 @@ final class RunSteps {
                     yield ProcessSandbox.run(spec.build(), err);
                 }
             }
-            case SandboxRun.Backend.Nerdctl vm -> {
-                VmSandbox.Workload workload = new VmSandbox.Workload(vm.runtime(), vm.image(), run.command(),
-                        run.workdir(), placeholders, vm.dryRun(), vm.nerdctl(), policy.network().literalAddresses());
-                yield VmSandbox.run(workload, caPem, out, capturingVmProxy(policy, ca, keys));
-            }
+            case SandboxRun.Backend.Nerdctl vm ->
+                    VmSandbox.run(workload(vm, placeholders), caPem, out, capturingVmProxy(policy, ca, keys));
         };
     }
 

@@ -22,6 +22,11 @@ import java.util.Map;
  */
 final class SandboxLease implements AutoCloseable {
 
+    /** What the runner reports refusing (the proxy's {@code ReportedRefusal} reasons): a spoofed source on the bridge. */
+    static final String SPOOFED_SOURCE = "spoofed_source";
+    /** ... and a connection to the gateway relay from an address other than the guest's. */
+    static final String WRONG_RELAY_PEER = "wrong_relay_peer";
+
     private static final String TOKEN_HEADER = "X-Sallyport-Sandbox-Token";
     private static final int MAX_ANSWER = 1 << 20;
 
@@ -79,6 +84,24 @@ final class SandboxLease implements AutoCloseable {
     /** Secret name to placeholder: the proxy's secrets this sandbox may use. */
     Map<String, String> placeholders() {
         return placeholders;
+    }
+
+    /**
+     * Reports an attempt the runner refused on the host for this sandbox ({@code reason} from {@code source}): the
+     * proxy audits it under the sandbox's identity. A failed report is a line on the run's error stream (the attempt
+     * was refused all the same).
+     */
+    void refused(String reason, String source) {
+        String what = "reporting " + reason + " from " + source + " for sandbox " + proxy.identity();
+        try {
+            Answer a = call(proxy, "POST", "/sandboxes/" + encode(proxy.identity()) + "/refused?reason="
+                    + encode(reason) + "&source=" + encode(source), token, new byte[0]);
+            if (a.status() != 200) {
+                err.println("sallyport: " + what + " failed: " + a.status() + " " + a.firstLine());
+            }
+        } catch (SandboxException e) {
+            err.println("sallyport: " + what + " failed: " + e.getMessage());
+        }
     }
 
     private void renewUntilClosed() {

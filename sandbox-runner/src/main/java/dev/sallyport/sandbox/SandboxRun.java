@@ -57,9 +57,10 @@ public record SandboxRun(List<String> command, Path workdir, Policy policy, List
             }
         }
         Objects.requireNonNull(backend, "backend");
-        if (backend instanceof Backend.Nerdctl && !(proxy instanceof ProxyMode.Own)) {
-            throw new IllegalArgumentException("proxy: a running proxy with the nerdctl backend (expected: the run's "
-                    + "own proxy, which listens on the sandbox network's gateway)");
+        if (backend instanceof Backend.Nerdctl && proxy instanceof ProxyMode.Running) {
+            throw new IllegalArgumentException("proxy: a running proxy the sandbox is not registered with, with the "
+                    + "nerdctl backend (expected: the run's own proxy on the sandbox network's gateway, or a shared proxy "
+                    + "the run registers with, reached through the gateway's relay)");
         }
     }
 
@@ -165,12 +166,14 @@ public record SandboxRun(List<String> command, Path workdir, Policy policy, List
         }
 
         /**
-         * A shared proxy the sandbox registers with for the run (process sandbox only): through {@code admin} with
+         * A shared proxy the sandbox registers with for the run: through {@code admin} with
          * the proxy's admin token, as {@code identity} (what every audit record of the sandbox names), its rules and
          * secrets matched as {@code policy} (default: the identity), the run's policy file giving its own rules, for
          * a {@code lease} renewed while the run lasts and forgotten after. The sandbox gets the placeholders the
          * proxy answers, and its relay presents the registration's token on every connection: the proxy knows it
-         * by that alone, never by anything the workload sends.
+         * by that alone, never by anything the workload sends. The process sandbox's relay is the host end of its
+         * socket; the VM backend's is on its bridge's gateway ({@link dev.sallyport.sandbox.vm.GatewayRelay}), taking
+         * only the guest's address, the one source the bridge's table lets in.
          *
          * @param address    the proxy's listener on the host's loopback
          * @param caPem      its CA certificate, PEM

@@ -44,7 +44,8 @@ class SandboxRunTest {
                 .proxy(new SandboxRun.ProxyMode.Running(f.proxy.getAddress(), f.caPem, f.root))
                 .backend(new SandboxRun.Backend.Nerdctl(VmRuntime.KATA, "debian:12", true)).build())
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageStartingWith("proxy: a running proxy with the nerdctl backend (expected: the run's own proxy");
+                .hasMessageStartingWith("proxy: a running proxy the sandbox is not registered with, with the nerdctl "
+                        + "backend (expected: the run's own proxy on the sandbox network's gateway, or a shared proxy");
         assertThatThrownBy(() -> SandboxRun.builder(List.of(), f.workspace).build())
                 .hasMessage("command: empty (expected: a program and its arguments)");
     }

@@ -3,6 +3,7 @@ package dev.sallyport.proxy.admin;
 import dev.sallyport.policy.HostPort;
 import dev.sallyport.policy.ProxySettings;
 import dev.sallyport.proxy.audit.AuditLog;
+import dev.sallyport.proxy.identity.ReportedRefusal;
 import dev.sallyport.proxy.identity.SandboxRegistry;
 import dev.sallyport.proxy.internal.AcceptPause;
 import dev.sallyport.proxy.metrics.ProxyMetrics;
@@ -25,6 +26,7 @@ import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,14 +61,17 @@ public final class AdminServer implements AutoCloseable {
     public static AdminServer start(HostPort bind, EventLoopGroup group, ProxyMetrics metrics, PolicyHolder policies,
                                     BooleanSupplier ready, AuditLog audit, String reloadToken)
             throws InterruptedException {
-        return start(bind, group, metrics, policies, ready, audit, reloadToken, null);
+        return start(bind, group, metrics, policies, ready, audit, reloadToken, null, refusal -> { });
     }
 
-    /** As above; with {@code sandboxes} (nullable), runners register their sandboxes at {@code /sandboxes}. */
+    /**
+     * As above; with {@code sandboxes} (nullable), runners register their sandboxes at {@code /sandboxes}, and what
+     * they report refusing for one goes to {@code refusals} (to be audited).
+     */
     @SuppressWarnings("checkstyle:ParameterNumber")
     public static AdminServer start(HostPort bind, EventLoopGroup group, ProxyMetrics metrics, PolicyHolder policies,
                                     BooleanSupplier ready, AuditLog audit, String reloadToken,
-                                    SandboxRegistry sandboxes)
+                                    SandboxRegistry sandboxes, Consumer<ReportedRefusal> refusals)
             throws InterruptedException {
         Supplier<Optional<String>> notReady = () -> {
             if (!ready.getAsBoolean()) {
@@ -79,7 +84,7 @@ public final class AdminServer implements AutoCloseable {
         };
         AdminEndpoints endpoints = new AdminEndpoints(metrics::scrape, policies::reload, notReady,
                 reloadToken == null ? null : new AdminToken(reloadToken),
-                sandboxes == null ? null : new SandboxEndpoints(sandboxes, policies::snapshot));
+                sandboxes == null ? null : new SandboxEndpoints(sandboxes, policies::snapshot, refusals));
         return start(new InetSocketAddress(bind.host(), bind.port()), group, endpoints);
     }
 

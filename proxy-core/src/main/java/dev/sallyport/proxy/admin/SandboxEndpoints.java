@@ -4,6 +4,7 @@ import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.PolicyException;
 import dev.sallyport.policy.PolicyLoader;
 import dev.sallyport.policy.SecretSpec;
+import dev.sallyport.proxy.identity.ReportedRefusal;
 import dev.sallyport.proxy.identity.SandboxRegistry;
 import dev.sallyport.proxy.reload.Snapshot;
 import io.netty.handler.codec.http.HttpMethod;
@@ -14,6 +15,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,7 +28,10 @@ import org.slf4j.LoggerFactory;
  *        201  identity NAME / token HEX / lease SECONDS / placeholder SECRET VALUE (one line each)
  * POST   /sandboxes/NAME/lease?lease=SECONDS       X-Sallyport-Sandbox-Token: HEX    200  lease SECONDS
  * DELETE /sandboxes/NAME                            X-Sallyport-Sandbox-Token: HEX    200  forgotten
+ * POST   /sandboxes/NAME/refused?reason=R&amp;source=ADDR  X-Sallyport-Sandbox-Token: HEX    200  recorded
  * </pre>
+ * The last is the runner's report of an attempt it refused on the host ({@link ReportedRefusal}: a spoofed source on
+ * the VM bridge, a stranger at the gateway relay): one audit record with the sandbox's identity.
  *
  * The body's policy gives rules only (tried before the proxy's): a secret there is refused, because secrets live in
  * the proxy's own policy and are bound to identities with {@code clients:}. The answer lists the placeholders of the
@@ -40,10 +45,12 @@ final class SandboxEndpoints {
 
     private final SandboxRegistry registry;
     private final Supplier<Snapshot> snapshots;
+    private final Consumer<ReportedRefusal> refusals;
 
-    SandboxEndpoints(SandboxRegistry registry, Supplier<Snapshot> snapshots) {
+    SandboxEndpoints(SandboxRegistry registry, Supplier<Snapshot> snapshots, Consumer<ReportedRefusal> refusals) {
         this.registry = registry;
         this.snapshots = snapshots;
+        this.refusals = refusals;
     }
 
     AdminReply route(HttpMethod method, String uri, String body, String sandboxToken) {
@@ -63,11 +70,14 @@ final class SandboxEndpoints {
                 return until.isPresent() ? text(HttpResponseStatus.OK, "lease " + lease.toSeconds() + "\n")
                         : unknown(parts[1]);
             }
+            if (parts.length == 3 && parts[2].equals("refused") && method.equals(HttpMethod.POST)) {
+                return refused(parts[1], sandboxToken, q.parameters());
+            }
         } catch (IllegalArgumentException e) {
             return text(HttpResponseStatus.BAD_REQUEST, e.getMessage() + "\n");
         }
         return text(HttpResponseStatus.NOT_FOUND, "not found (expected: POST /sandboxes?identity=NAME, "
-                + "POST /sandboxes/NAME/lease or DELETE /sandboxes/NAME)\n");
+                + "POST /sandboxes/NAME/lease, POST /sandboxes/NAME/refused or DELETE /sandboxes/NAME)\n");
     }
 
     private AdminReply register(Map<String, List<String>> params, String body) {
@@ -109,6 +119,19 @@ final class SandboxEndpoints {
         LOGGER.info("sandbox registered: identity={} policy={} rules={} lease_s={}", name, policyName,
                 own == null ? 0 : own.rules().size(), lease.toSeconds());
         return text(HttpResponseStatus.CREATED, text.toString());
+    }
+
+    /** A runner's report of an attempt it refused for its sandbox: audited under the sandbox's identity. */
+    private AdminReply refused(String name, String sandboxToken, Map<String, List<String>> params) {
+        boolean theirs = registry.resolve(sandboxToken).map(id -> id.name().equals(name)).orElse(false);
+        if (!theirs) {
+            return unknown(name);
+        }
+        ReportedRefusal refusal = new ReportedRefusal(name, String.valueOf(one(params, "source")),
+                String.valueOf(one(params, "reason")));
+        refusals.accept(refusal);
+        LOGGER.warn("sandbox {}: its runner refused {} from {}", name, refusal.reason(), refusal.source());
+        return text(HttpResponseStatus.OK, "recorded\n");
     }
 
     private static Duration lease(Map<String, List<String>> params) {

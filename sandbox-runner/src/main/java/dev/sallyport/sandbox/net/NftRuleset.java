@@ -7,8 +7,9 @@ import dev.sallyport.policy.LiteralAddresses;
  *
  * <p>Why on the host: Kata moves the guest's packets between the pod namespace's veth and the VM's tap with tc
  * redirects, so rules inside the pod namespace (or the guest, whose root the workload may hold) never see them.
- * Every packet the guest sends does cross the host's bridge, so the rules key on the bridge interface (never on
- * source addresses, which guest root can forge).
+ * Every packet the guest sends does cross the host's bridge, so the confinement keys on the bridge interface (guest
+ * root can forge source addresses); the source chain below only narrows what the bridge may send to the guest's own
+ * address, and records what else it tried.
  *
  * <ul>
  *   <li>forward: anything arriving from the bridge is rejected (ICMP admin-prohibited, so clients fail at once);
@@ -26,6 +27,12 @@ import dev.sallyport.policy.LiteralAddresses;
  *   <li>input to the gateway address from any interface but the bridge and loopback is dropped: Linux accepts a
  *       packet for any local address on any interface, so without this a host on the LAN (or another sandbox)
  *       could use the sandbox's proxy as its egress relay.</li>
+ *   <li>source (before everything else, priority {@value #SOURCE_PRIORITY}): a packet from the bridge whose source is not
+ *       the guest's own address (the runner fixes it, {@code nerdctl run --ip}) is dropped and counted, and its source
+ *       goes into the set {@value #SPOOFED} (bounded; when full the packet is still dropped and counted), which the
+ *       run's watch reads to report the attempt; a packet with the guest's source arriving on any other interface
+ *       (loopback included) is dropped: only the guest speaks as the guest, so a relay on the gateway may take the
+ *       peer's address as the sandbox's.</li>
  * </ul>
  * The base chains run at priority -100, before the filter chains of Docker, CNI and iptables-nft (0); a drop or
  * reject in any base chain is final, and our own table cannot be flushed by their tools.
@@ -36,6 +43,12 @@ public final class NftRuleset {
     public static final int PRIORITY = -100;
     /** The DNS stub's synthetic addresses (the proxy's {@code SyntheticAddresses.PREFIX4}). */
     static final String SYNTHETIC = "198.18.0.0/15";
+    /** Hook priority of the source check: before connection tracking (-200), so a spoofed flood leaves no entries. */
+    public static final int SOURCE_PRIORITY = -300;
+    /** The set of source addresses the bridge sent that were not the guest's. */
+    public static final String SPOOFED = "spoofed";
+    /** At most this many spoofed sources are kept (each is reported once); the rest are still dropped and counted. */
+    static final int SPOOFED_SIZE = 256;
 
     private NftRuleset() {
     }
@@ -44,20 +57,21 @@ public final class NftRuleset {
      * Renders an {@code nft -f} script that (re)creates {@code table inet <table>} atomically: the leading
      * add-then-delete makes a rerun replace the table instead of failing or duplicating rules.
      */
-    public static String render(String table, String bridge, String gateway, int proxyPort, int transparentPort,
-                                int dnsPort) {
-        return render(table, bridge, gateway, proxyPort, transparentPort, dnsPort, LiteralAddresses.NO_ROUTE);
+    public static String render(String table, String bridge, String gateway, String guest, int proxyPort,
+                                int transparentPort, int dnsPort) {
+        return render(table, bridge, gateway, guest, proxyPort, transparentPort, dnsPort, LiteralAddresses.NO_ROUTE);
     }
 
     /**
      * The same; with {@link LiteralAddresses#CAPTURE} TCP to every address but the gateway's is DNATed to the
      * transparent listener, not only TCP to a synthetic address.
      */
-    public static String render(String table, String bridge, String gateway, int proxyPort, int transparentPort,
-                                int dnsPort, LiteralAddresses literals) {
+    public static String render(String table, String bridge, String gateway, String guest, int proxyPort,
+                                int transparentPort, int dnsPort, LiteralAddresses literals) {
         requireName("table", table);
         requireName("bridge", bridge);
         Ipv4Subnet.parseAddress(gateway);
+        Ipv4Subnet.parseAddress(guest);
         for (int port : new int[] {proxyPort, transparentPort, dnsPort}) {
             if (port < 1 || port > 65535) {
                 throw new IllegalArgumentException("port: " + port + " (expected: 1..65535)");
@@ -67,6 +81,17 @@ public final class NftRuleset {
                 table inet %1$s {}
                 delete table inet %1$s
                 table inet %1$s {
+                \tset %10$s {
+                \t\ttype ipv4_addr
+                \t\tsize %11$d
+                \t\tflags dynamic
+                \t}
+                \tchain source {
+                \t\ttype filter hook prerouting priority %12$d; policy accept;
+                \t\tiifname "%2$s" ip saddr != %9$s add @%10$s { ip saddr }
+                \t\tiifname "%2$s" ip saddr != %9$s counter drop
+                \t\tiifname != "%2$s" ip saddr %9$s drop
+                \t}
                 \tchain prerouting {
                 \t\ttype nat hook prerouting priority %5$d; policy accept;
                 \t\tiifname "%2$s" ip daddr %3$s meta l4proto { tcp, udp } th dport 53 dnat ip to %3$s:%7$d
@@ -91,7 +116,8 @@ public final class NftRuleset {
                 \t}
                 }
                 """.formatted(table, bridge, gateway, proxyPort, PRIORITY, transparentPort, dnsPort,
-                literals == LiteralAddresses.CAPTURE ? "!= " + gateway : SYNTHETIC);
+                literals == LiteralAddresses.CAPTURE ? "!= " + gateway : SYNTHETIC, guest, SPOOFED, SPOOFED_SIZE,
+                SOURCE_PRIORITY);
     }
 
     private static void requireName(String what, String name) {

@@ -101,6 +101,14 @@ public record SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort, Litera
         return subnet.gateway();
     }
 
+    /**
+     * The guest's address, fixed by the runner ({@code nerdctl run --ip}): the only source the table lets in from the
+     * bridge, and the only peer the gateway's relay takes as this sandbox.
+     */
+    public String guest() {
+        return subnet.host(2);
+    }
+
     /** The proxy URL the guest is given. */
     public String proxyUrl() {
         return "http://" + gateway() + ":" + proxyPort;
@@ -118,8 +126,8 @@ public record SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort, Litera
 
     /** The nftables table that confines this sandbox. */
     public String ruleset() {
-        return NftRuleset.render(tableName(), bridgeName(), gateway(), proxyPort, transparentPort(), dnsPort(),
-                literals);
+        return NftRuleset.render(tableName(), bridgeName(), gateway(), guest(), proxyPort, transparentPort(),
+                dnsPort(), literals);
     }
 
     /** Creates the bridge with the gateway address, IPv6 off, tagged with our alias so cleanup can find it. */

@@ -8,14 +8,16 @@ import java.util.Map;
 /**
  * Every nerdctl argv the VM backend runs. Pure argument building: the tests assert these lists exactly.
  *
- * <p>The workload line, in order: {@code run --rm -i [-t] --name --label --runtime --network --dns GATEWAY
+ * <p>The workload line, in order: {@code run --rm -i [-t] --name --label --runtime --network --ip GUEST --dns GATEWAY
  * --user -w /workspace --read-only --tmpfs /tmp:exec,size --cap-drop ALL --security-opt no-new-privileges --pids-limit
  * --memory --cpus}, the workspace and trust mounts, one {@code -e} per variable, then {@code -- IMAGE CMD...}.
  * The {@code --} goes before the image: nerdctl stops parsing its own flags there, so neither the image nor the
  * command can be taken for a flag (after the image, a {@code --} would be handed to the workload as argv[0]).
  * No {@code -p}: nothing is published. {@code --dns GATEWAY} points the resolver at the bridge gateway, whose port
  * 53 the runner's table DNATs to the proxy's DNS stub: names some rule could allow get a synthetic address, the rest
- * NXDOMAIN, and no question goes to a real resolver.
+ * NXDOMAIN, and no question goes to a real resolver. {@code --ip GUEST} fixes the guest's address (nerdctl hands it to
+ * CNI's host-local IPAM as {@code CNI_ARGS IP=}): the table drops every other source from the bridge, so the probe
+ * (which has ended before the workload starts) and the workload both have it.
  */
 public final class NerdctlCommand {
 
@@ -114,6 +116,7 @@ public final class NerdctlCommand {
                 "--label", LABEL + "=" + spec.network().id(),
                 "--runtime", spec.runtime().runtimeType(),
                 "--network", spec.network().networkName(),
+                "--ip", spec.network().guest(),
                 "--dns", spec.network().gateway(),
                 "--user", spec.user().toString(),
                 "-w", GuestEnvironment.WORKSPACE,

@@ -23,6 +23,19 @@ public interface ProxyHook {
         return start(new InetSocketAddress(network.gateway(), network.proxyPort()));
     }
 
+    /**
+     * The host table dropped packets from the sandbox's bridge whose source, {@code source}, is not the guest's address
+     * (called once per source, from the run's table watch, which has printed a warning already): a hook whose proxy
+     * audits it under the sandbox's identity reports it there. By default nothing more.
+     */
+    default void spoofed(String source) {
+    }
+
+    /** What {@code --dry-run} prints for this step. */
+    default String plan(SandboxNetwork network) {
+        return "start the proxy listening on " + network.gateway() + ":" + network.proxyPort();
+    }
+
     /** For a proxy someone else already runs on the gateway address. */
     ProxyHook EXTERNAL = listen -> () -> { };
 }

@@ -105,7 +105,7 @@ public final class VmRunner {
                 runner.capture(command);
             }
             if (!runner.dryRun()) {
-                watch = TableWatch.start(spec, runner, out, WATCH_INTERVAL);
+                watch = TableWatch.start(spec, runner, out, WATCH_INTERVAL, proxy::spoofed);
             }
             proxyHandle = startProxy(proxy);
             try {
@@ -252,7 +252,7 @@ public final class VmRunner {
     private AutoCloseable startProxy(ProxyHook proxy) throws VmRunException {
         InetSocketAddress listen = new InetSocketAddress(spec.network().gateway(), spec.network().proxyPort());
         if (runner instanceof DryRun dry) {
-            dry.note("start the proxy listening on " + spec.network().gateway() + ":" + spec.network().proxyPort());
+            dry.note(proxy.plan(spec.network()));
             return () -> { };
         }
         try {

@@ -18,6 +18,17 @@ class NftRulesetTest {
                 table inet sallyport_ab12cd34 {}
                 delete table inet sallyport_ab12cd34
                 table inet sallyport_ab12cd34 {
+                \tset spoofed {
+                \t\ttype ipv4_addr
+                \t\tsize 256
+                \t\tflags dynamic
+                \t}
+                \tchain source {
+                \t\ttype filter hook prerouting priority -300; policy accept;
+                \t\tiifname "BR" ip saddr != 10.213.7.2 add @spoofed { ip saddr }
+                \t\tiifname "BR" ip saddr != 10.213.7.2 counter drop
+                \t\tiifname != "BR" ip saddr 10.213.7.2 drop
+                \t}
                 \tchain prerouting {
                 \t\ttype nat hook prerouting priority -100; policy accept;
                 \t\tiifname "BR" ip daddr 10.213.7.1 meta l4proto { tcp, udp } th dport 53 dnat ip to 10.213.7.1:3130
@@ -66,11 +77,11 @@ class NftRulesetTest {
 
     @Test
     void namesThatCouldBreakOutOfTheScriptAreRefused() {
-        assertThatThrownBy(() -> NftRuleset.render("t", "br\" accept #", "10.0.0.1", 1, 2, 3))
+        assertThatThrownBy(() -> NftRuleset.render("t", "br\" accept #", "10.0.0.1", "10.0.0.2", 1, 2, 3))
                 .hasMessage("bridge: 'br\" accept #' (expected: letters, digits, '_', '.', '-')");
-        assertThatThrownBy(() -> NftRuleset.render("t", "br0", "10.0.0.01", 1, 2, 3))
+        assertThatThrownBy(() -> NftRuleset.render("t", "br0", "10.0.0.01", "10.0.0.2", 1, 2, 3))
                 .hasMessage("address: '10.0.0.01' (expected: a dotted quad)");
-        assertThatThrownBy(() -> NftRuleset.render("t", "br0", "10.0.0.1", 0, 2, 3))
+        assertThatThrownBy(() -> NftRuleset.render("t", "br0", "10.0.0.1", "10.0.0.2", 0, 2, 3))
                 .hasMessage("port: 0 (expected: 1..65535)");
     }
 }

@@ -66,6 +66,7 @@ class NerdctlCommandTest {
                 "--label", "dev.sallyport.sandbox=ab12cd34",
                 "--runtime", runtimeType,
                 "--network", "sallyport-ab12cd34",
+                "--ip", "10.213.7.2",
                 "--dns", "10.213.7.1",
                 "--user", "1000:1000",
                 "-w", "/workspace",

@@ -51,7 +51,6 @@ class VmRunnerHostTest {
     static final HostShell SHELL = new HostShell(Duration.ofSeconds(30));
 
     static final Path IP_FORWARD = Path.of("/proc/sys/net/ipv4/ip_forward");
-    static final List<String> PLUGINS = List.of("bridge", "host-local", "firewall", "tuning");
 
     @TempDir
     Path dir;
@@ -61,23 +60,8 @@ class VmRunnerHostTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        Prerequisites.requireRoot("bridges, namespaces, nftables; CI runs as root");
-        for (String tool : List.of("ip", "nft", "bash", "sha256sum", "sysctl", "python3", "iptables", "ip6tables")) {
-            Prerequisites.require(tool, Executables.find(tool).isPresent(), "scripts/install-deps.sh installs it");
-        }
-        Path cni = List.of(Path.of("/usr/lib/cni"), Path.of("/opt/cni/bin")).stream()
-                .filter(d -> PLUGINS.stream().allMatch(p -> Files.isExecutable(d.resolve(p)))).findFirst().orElse(null);
-        Prerequisites.require("CNI plugins " + PLUGINS, cni != null, "apt-get install containernetworking-plugins");
+        nerdctl = StandInNerdctl.write(dir);
         forwardBefore = Files.readString(IP_FORWARD).strip();
-        Path state = Files.createDirectories(dir.resolve("state"));
-        String script;
-        try (InputStream in = getClass().getResourceAsStream("fake-nerdctl.sh")) {
-            script = new String(in.readAllBytes(), StandardCharsets.UTF_8).replace("@STATE@", state.toString())
-                    .replace("@CNI@", cni.toString());
-        }
-        nerdctl = dir.resolve("nerdctl");
-        Files.writeString(nerdctl, script);
-        Files.setPosixFilePermissions(nerdctl, PosixFilePermissions.fromString("rwx------"));
         List<Ipv4Subnet> used = SubnetPool.inUse();
         Ipv4Subnet subnet = null;
         for (int i = 0, start = ThreadLocalRandom.current().nextInt(256); i < 256 && subnet == null; i++) {

@@ -4,7 +4,8 @@
 # host-local IPAM, then firewall with ingressPolicy same-bridge, then tuning; with --internal the bridge has no
 # isGateway and the IPAM no default route, as nerdctl >= 2.1.4 writes it). The plugins' side effects on the host
 # (ip_forward, CNI-ISOLATION-STAGE-* rules, /var/lib/cni/networks/NAME) are therefore real.
-# Everything else (bridge, nftables table, proxy, probe parsing, teardown) is the real runner.
+# --ip goes to the plugins as nerdctl's OCI hook passes it (CNI_ARGS IgnoreUnknown=1;IP=...), so host-local's static
+# address is real too. Everything else (bridge, nftables table, proxy, probe parsing, teardown) is the real runner.
 # Flags the test can set in the state folder: old-naming (inspect names another bridge), rm-fails (rm -f fails
 # and leaves the container running), ps-fails (the container list cannot be read), no-image (the image is not
 # on the host until it is pulled; pulling missing.example/none:1 fails).
@@ -70,13 +71,14 @@ PY
 esac
 [ "$1" = run ] || { echo "fake nerdctl: unsupported: $*" >&2; exit 64; }
 shift
-name=''; net=''; entrypoint=''; env=()
+name=''; net=''; ip=''; entrypoint=''; env=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --) shift; break;;
     --rm|-i|-t|--read-only) shift;;
     --name) name=$2; shift 2;;
     --network) net=$2; shift 2;;
+    --ip) ip=$2; shift 2;;
     --entrypoint) entrypoint=$2; shift 2;;
     -e) env+=("$2"); shift 2;;
     -*) shift 2;;
@@ -86,14 +88,16 @@ done
 shift   # the image
 ns="spf-$$"
 chain() {
-  python3 - "$1" "$state/$net.conflist" "$ns" "$cnidir" "$state/$ns.result" > "$state/cni-$1.out" 2>&1 <<'PY'
+  python3 - "$1" "$state/$net.conflist" "$ns" "$cnidir" "$state/$ns.result" "$ip" > "$state/cni-$1.out" 2>&1 <<'PY'
 import json, os, subprocess, sys
-command, conflist, ns, cnidir, saved = sys.argv[1:6]
+command, conflist, ns, cnidir, saved, ip = sys.argv[1:7]
 conf = json.load(open(conflist))
 plugins = conf["plugins"] if command == "ADD" else list(reversed(conf["plugins"]))
 prev = None if command == "ADD" else (json.load(open(saved)) if os.path.exists(saved) else None)
 env = dict(os.environ, CNI_COMMAND=command, CNI_CONTAINERID=ns, CNI_NETNS="/var/run/netns/" + ns,
            CNI_IFNAME="eth0", CNI_PATH=cnidir)
+if ip:
+    env["CNI_ARGS"] = "IgnoreUnknown=1;IP=" + ip   # what nerdctl's OCI hook passes for --ip (go-cni WithArgs)
 for plugin in plugins:
     if plugin["type"] == "portmap":
         continue
