@@ -230,9 +230,12 @@ class RunCaptureTest {
                 + "threading.Thread(target=serve).start()\n"
                 + "c = socket.create_connection((\"127.0.0.1\", " + taken + "), timeout=5)\n"
                 + "print(\"local=\" + c.recv(100).decode())\n"
-                + "e = socket.socket(); e.bind((\"127.0.0.1\", 0)); print(\"ephemeral=\" + str(e.getsockname()[1] > 0))\n'");
+                + "e = socket.socket(); e.bind((\"127.0.0.1\", 0)); print(\"ephemeral=\" + str(e.getsockname()[1] > 0))\n'"
+                + "; node -e 'const h = require(\"http\"); const s = h.createServer((q, r) => r.end(\"node-server\"))"
+                + ".listen(0, \"127.0.0.1\", () => h.get(\"http://127.0.0.1:\" + s.address().port, r => r.on(\"data\", "
+                + "d => { console.log(\"node=\" + d); s.close(); })))'");
         assertThat(r.stdout()).as(r.stderr()).containsPattern("(?m)^dig=198\\.1[89]\\.\\d+\\.\\d+$")
-                .contains("local=inside-server").contains("ephemeral=True");
+                .contains("local=inside-server").contains("ephemeral=True").contains("node=node-server");
         assertThat(site.requests()).as("the host's listener on that port saw nothing").hasSize(before);
     }
 
