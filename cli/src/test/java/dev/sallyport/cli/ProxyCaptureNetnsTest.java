@@ -134,6 +134,10 @@ class ProxyCaptureNetnsTest {
                     .contains("tcp-remote=remote-banner").contains("udp-remote=udp-answer");
             assertThat(run(client, "curl -sS -m 5 -o /dev/null -w '%{http_code}' http://" + gateway + ":"
                     + proxy.admin() + "/healthz").stdout()).as("the admin port, bound on the gateway").isEqualTo("200");
+            String fromLan = portProbes(proxy);
+            assertThat(run(remote, fromLan).stdout()).as("a LAN host routed through this host, without the table")
+                    .contains("explicit=open").contains("transparent=open").contains("dns-tcp=open")
+                    .contains("dns-udp=answered");
 
             Path rules = dir.resolve("capture.nft");
             Files.writeString(rules, Files.readString(Path.of("..", "examples", "container-host",
@@ -172,6 +176,10 @@ class ProxyCaptureNetnsTest {
             assertThat(run(client, "curl -sS -m 5 -o /dev/null -w '%{http_code}' http://" + gateway + ":"
                     + proxy.admin() + "/healthz; echo ' curl='$?").stdout()).as("the admin port")
                     .doesNotStartWith("200");
+            assertThat(run(remote, fromLan).stdout()).as("the proxy's ports are the bridge's only: a LAN host that "
+                    + "routes to the gateway address through this host is dropped")
+                    .contains("explicit=timeout").contains("transparent=timeout").contains("dns-tcp=timeout")
+                    .contains("dns-udp=nothing");
 
             String audit = Await.value("the audit records of the refusals", Duration.ofSeconds(20), () -> {
                 try {
@@ -274,6 +282,27 @@ class ProxyCaptureNetnsTest {
             assertThat(audit.lines().filter(l -> l.contains("fd5b:0:ffff:")))
                     .allSatisfy(l -> assertThat(l).contains("\"decision\":\"deny\""));
         }
+    }
+
+    /**
+     * From the LAN host: TCP to the proxy's three ports on the gateway address and a DNS question over UDP; prints
+     * {@code explicit=open|timeout|...}, {@code transparent=...}, {@code dns-tcp=...} and {@code dns-udp=...}.
+     */
+    private String portProbes(Listening proxy) {
+        return "python3 -c \"\n"
+                + "import socket\n"
+                + "for name, port in [('explicit', " + proxy.explicit() + "), ('transparent', " + proxy.transparent()
+                + "), ('dns-tcp', " + proxy.dns() + ")]:\n"
+                + "    try:\n"
+                + "        socket.create_connection(('" + gateway + "', port), timeout=3).close(); print(name + '=open')\n"
+                + "    except socket.timeout: print(name + '=timeout')\n"
+                + "    except OSError as e: print(name + '=' + type(e).__name__)\n"
+                + "u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(3)\n"
+                + "u.sendto(bytes.fromhex('123401000001000000000000' + '0161047465737400' + '00010001'), ('"
+                + gateway + "', " + proxy.dns() + "))\n"
+                + "try: u.recvfrom(512); print('dns-udp=answered')\n"
+                + "except OSError: print('dns-udp=nothing')\n"
+                + "\"";
     }
 
     /** A TCP and a UDP probe toward the LAN host; prints {@code tcp-remote=...} and {@code udp-remote=...}. */

@@ -213,6 +213,32 @@ class RunCaptureTest {
         }
     }
 
+    /**
+     * A test suite's local server and {@code dig +tcp} (which binds its client socket) work inside, and the
+     * sandbox's loopback is its own: a server bound to the very port the host's site listens on answers inside, and
+     * the host's site sees nothing.
+     */
+    @Test
+    void localServersAndBoundClientsWorkOnTheSandboxsOwnLoopback() throws IOException {
+        int taken = site.port();
+        int before = site.requests().size();
+        ExternalProcess.Result r = tools.run("", Map.of(), "env -i /usr/bin/dig +tcp +short +tries=1 +time=5 " + HOST
+                + " A | sed 's/^/dig=/'; env -i /usr/bin/python3 -c '"
+                + "import socket, threading\n"
+                + "s = socket.socket(); s.bind((\"127.0.0.1\", " + taken + ")); s.listen()\n"
+                + "def serve():\n c, _ = s.accept(); c.sendall(b\"inside-server\"); c.close()\n"
+                + "threading.Thread(target=serve).start()\n"
+                + "c = socket.create_connection((\"127.0.0.1\", " + taken + "), timeout=5)\n"
+                + "print(\"local=\" + c.recv(100).decode())\n"
+                + "e = socket.socket(); e.bind((\"127.0.0.1\", 0)); print(\"ephemeral=\" + str(e.getsockname()[1] > 0))\n'"
+                + "; node -e 'const h = require(\"http\"); const s = h.createServer((q, r) => r.end(\"node-server\"))"
+                + ".listen(0, \"127.0.0.1\", () => h.get(\"http://127.0.0.1:\" + s.address().port, r => r.on(\"data\", "
+                + "d => { console.log(\"node=\" + d); s.close(); })))'");
+        assertThat(r.stdout()).as(r.stderr()).containsPattern("(?m)^dig=198\\.1[89]\\.\\d+\\.\\d+$")
+                .contains("local=inside-server").contains("ephemeral=True").contains("node=node-server");
+        assertThat(site.requests()).as("the host's listener on that port saw nothing").hasSize(before);
+    }
+
     @Test
     void noCaptureLeavesTheSandboxWithoutDns() throws IOException {
         ExternalProcess.Result r = tools.runWith(java.util.List.of("--no-capture"), "", Map.of(),

@@ -247,8 +247,11 @@ public final class SallyportProxy implements AutoCloseable {
         // sandboxes' own mappings going with their registrations
         SyntheticAddresses addresses = new SyntheticAddresses(DNS_TABLE, DNS_MAPPINGS, DNS_LIFETIME,
                 Ticker.systemTicker());
-        context.sandboxes().onForgotten(addresses::forget);
         LookupAudit lookups = new LookupAudit(context::emit, clock, DNS_AUDIT_BURST, DNS_AUDIT_PER_SECOND);
+        context.sandboxes().onForgotten(identity -> {
+            addresses.forget(identity);
+            lookups.forget(identity.name());
+        });
         DnsStub stub = new DnsStub(holder::current, addresses, lookups, capture == null || !capture.ipv6Answers()
                 ? DnsStub.Families.IPV4 : capture.source() == OriginalDestination.CONNECTION_TRACKING
                 ? DnsStub.Families.ASKER_FAMILY : DnsStub.Families.BOTH);

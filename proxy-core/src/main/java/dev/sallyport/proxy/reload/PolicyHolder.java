@@ -12,6 +12,7 @@ import dev.sallyport.proxy.inject.SecretLoadException;
 import dev.sallyport.proxy.inject.SecretStore;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.InstantSource;
 import java.util.ArrayList;
@@ -155,7 +156,15 @@ public final class PolicyHolder implements AutoCloseable {
     private ReloadResult load() {
         Policy loaded;
         try {
+            if (Files.isRegularFile(source) && Files.readString(source).isBlank()) {
+                // An empty file would read as a valid deny-all policy without secrets; on reload it is far more
+                // likely a writer caught between truncating the file and writing it.
+                return failed(List.of(source + ": is empty (expected: a policy; the one in force stays, since an "
+                        + "empty file is what a writer leaves between truncating and writing)"));
+            }
             loaded = PolicyLoader.load(source);
+        } catch (IOException e) {
+            return failed(List.of(source + ": cannot be read: " + e.getMessage() + " (expected: a readable policy file)"));
         } catch (PolicyException e) {
             List<String> errors = e.problems().stream().map(PolicyProblem::toString).toList();
             return failed(errors);

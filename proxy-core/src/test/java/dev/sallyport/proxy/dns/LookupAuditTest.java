@@ -81,4 +81,43 @@ class LookupAuditTest {
         assertThat(records.getLast().name()).isEqualTo("later.test");
         assertThat(records.getLast().suppressed()).as("what was left out meanwhile is counted").isEqualTo(96L);
     }
+
+    /** The attack: a sandbox floods the DNS stub so that another sandbox's lookups go unrecorded. */
+    @Test
+    void oneIdentitysFloodDoesNotSpendAnothersRecords() {
+        AtomicReference<Instant> now = new AtomicReference<>(Instant.parse("2026-12-01T00:00:00Z"));
+        List<ProxyEvent.DnsAnswered> records = new CopyOnWriteArrayList<>();
+        LookupAudit audit = new LookupAudit(e -> records.add((ProxyEvent.DnsAnswered) e), now::get, 5, 2);
+        for (int i = 0; i < 1_000; i++) {
+            audit.answered("127.0.0.1:5000", "noisy", "x" + i + ".test", "A", "NXDOMAIN", DENY, DENY.reason());
+        }
+        for (int i = 0; i < 3; i++) {
+            audit.answered("127.0.0.1:5001", "quiet", "q" + i + ".test", "A", "NXDOMAIN", DENY, DENY.reason());
+        }
+        assertThat(records.stream().filter(r -> "quiet".equals(r.identity())).map(ProxyEvent.DnsAnswered::name))
+                .as("every lookup of the quiet sandbox, by name").containsExactly("q0.test", "q1.test", "q2.test");
+        audit.flushSuppressed();
+        ProxyEvent.DnsAnswered count = records.getLast();
+        assertThat(count.identity()).as("the count names whose lookups it stands for").isEqualTo("noisy");
+        assertThat(count.suppressed()).isEqualTo(995L);
+    }
+
+    @Test
+    void aForgottenIdentitysCountIsWrittenAndItsBucketGoes() {
+        AtomicReference<Instant> now = new AtomicReference<>(Instant.parse("2026-12-01T00:00:00Z"));
+        List<ProxyEvent.DnsAnswered> records = new CopyOnWriteArrayList<>();
+        LookupAudit audit = new LookupAudit(e -> records.add((ProxyEvent.DnsAnswered) e), now::get, 5, 2);
+        for (int i = 0; i < 20; i++) {
+            audit.answered("127.0.0.1:5000", "job-1", "x" + i + ".test", "A", "NXDOMAIN", DENY, DENY.reason());
+        }
+        audit.forget("job-1");
+        assertThat(records).hasSize(6);
+        assertThat(records.getLast().suppressed()).isEqualTo(15L);
+        assertThat(records.getLast().identity()).isEqualTo("job-1");
+        audit.flushSuppressed();
+        assertThat(records).as("counted once").hasSize(6);
+        audit.answered("127.0.0.1:5000", "job-1", "again.test", "A", "NXDOMAIN", DENY, DENY.reason());
+        assertThat(records.getLast().name()).as("a new registration of the name starts with a full burst")
+                .isEqualTo("again.test");
+    }
 }

@@ -164,6 +164,20 @@ class PolicyHolderTest {
         }
     }
 
+    /** A writer truncates the policy, then writes it: caught in between, the reload must not apply "nothing". */
+    @Test
+    void anEmptyFileIsRefusedAndTheOldPolicyStays() throws Exception {
+        Path file = policy(allowing("a.example"));
+        holder(file, e -> {});
+        for (String blank : new String[] {"", "\n  \n"}) {
+            Files.writeString(file, blank);
+            ReloadResult result = holder.reload();
+            assertThat(result.success()).isFalse();
+            assertThat(result.errors()).singleElement().asString().contains(file + ": is empty", "expected: a policy");
+            assertThat(connect("a.example")).as("the policy in force").isEqualTo(Verdict.ALLOW);
+        }
+    }
+
     @Test
     void changedListenAddressKeepsTheRunningOneAndSaysARestartIsNeeded() throws Exception {
         Path file = policy(allowing("a.example"));

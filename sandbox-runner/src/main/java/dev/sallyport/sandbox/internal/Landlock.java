@@ -22,8 +22,11 @@ public final class Landlock {
             MAKE_REG = 1L << 8, MAKE_SOCK = 1L << 9, MAKE_FIFO = 1L << 10, MAKE_BLOCK = 1L << 11,
             MAKE_SYM = 1L << 12, REFER = 1L << 13 /* ABI 2 */, TRUNCATE = 1L << 14 /* ABI 3 */,
             IOCTL_DEV = 1L << 15 /* ABI 5 */, RESOLVE_UNIX = 1L << 16 /* ABI 9 */;
-    static final long NET_BIND_TCP = 1L, NET_CONNECT_TCP = 1L << 1; // ABI 4
-    /** A {@code connectPort} that leaves TCP connect unrestricted (TCP bind stays refused). */
+    static final long NET_CONNECT_TCP = 1L << 1; // ABI 4 (NET_BIND_TCP, 1L, is left unhandled: bind is free)
+    /**
+     * A {@code connectPort} that leaves TCP connect unrestricted: the network namespace alone decides where a connect
+     * goes.
+     */
     public static final int ANY_PORT = -1;
     static final long SCOPE_ABSTRACT_UNIX = 1L, SCOPE_SIGNAL = 1L << 1; // ABI 6
 
@@ -104,8 +107,12 @@ public final class Landlock {
     /**
      * Confines the calling thread and the processes it starts (or becomes) afterwards: the listed paths with
      * their rights, nothing else writable; with ABI 4, TCP connect only to {@code connectPort} (0 = none,
-     * {@link #ANY_PORT} = any: then the network namespace alone decides where a connect goes) and no TCP bind; with ABI 6, no abstract unix sockets or signals outside the domain; with ABI 9, no pathname unix
-     * sockets created outside it. {@code abiCap} limits the ABI used below the kernel's (tests simulate older
+     * {@link #ANY_PORT} = any: then the network namespace alone decides where a connect goes); with ABI 6, no abstract
+     * unix sockets or signals outside the domain; with ABI 9, no pathname unix sockets created outside it.
+     *
+     * <p>TCP bind is not restricted: the command always runs in a network namespace of its own, where a listener is
+     * reachable only from inside the sandbox (a test's local server, {@code dig +tcp}'s bound client socket); a
+     * refused {@code bind} kept nothing out, since {@code listen} on an unbound socket takes a port anyway. {@code abiCap} limits the ABI used below the kernel's (tests simulate older
      * kernels with it).
      *
      * @throws IllegalStateException when Landlock is missing or a call fails
@@ -122,7 +129,7 @@ public final class Landlock {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = arena.allocate(24, 8);
             attr.set(ValueLayout.JAVA_LONG, 0, fs);
-            long net = connectPort == ANY_PORT ? NET_BIND_TCP : NET_BIND_TCP | NET_CONNECT_TCP;
+            long net = connectPort == ANY_PORT ? 0 : NET_CONNECT_TCP;
             attr.set(ValueLayout.JAVA_LONG, 8, network ? net : 0);
             attr.set(ValueLayout.JAVA_LONG, 16, scoped ? SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL : 0);
             long size = scoped ? 24 : network ? 16 : 8;
