@@ -150,9 +150,9 @@ final class RunSteps {
                         + proxy.admin().getHostString() + ":" + proxy.admin().getPort() + ", then start the relay on "
                         + network.gateway() + ":" + network.proxyPort() + " to the proxy at "
                         + proxy.address().getHostString() + ":" + proxy.address().getPort()
-                        + " (taking only " + network.guest() + ", presenting the registration's token); captured TCP on "
-                        + network.gateway() + ":" + network.transparentPort() + " (with its original destination) and DNS on "
-                        + network.gateway() + ":" + network.dnsPort() + " go the same way";
+                        + " (taking only " + network.guest() + ", presenting the registration's token); captured TCP "
+                        + "on " + network.gateway() + ":" + network.transparentPort() + " (with its original "
+                        + "destination) and DNS on " + network.gateway() + ":" + network.dnsPort() + " go the same way";
             }
         };
     }

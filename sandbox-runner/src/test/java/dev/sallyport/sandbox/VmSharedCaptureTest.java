@@ -2,6 +2,7 @@ package dev.sallyport.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sallyport.policy.PolicyLoader;
 import dev.sallyport.sandbox.net.Executables;
 import dev.sallyport.sandbox.vm.StandInNerdctl;
 import dev.sallyport.testing.Await;
@@ -71,6 +72,7 @@ class VmSharedCaptureTest {
                     shared.attach("sandbox-b", Optional.empty()), String.join("\n", guest(),
                             captured("-H \"Authorization: Bearer $B_TOKEN\" " + urlB + "/b-own") + " > own.txt 2>&1",
                             "dig @$gw +notcp +short " + B + " A > address.txt 2>&1",
+                            literal("literal.txt"),
                             "touch ready", VmSharedProxyTest.RELEASE), outB);
             CompletableFuture<Integer> runA = null;
             ByteArrayOutputStream outA = new ByteArrayOutputStream();
@@ -78,8 +80,14 @@ class VmSharedCaptureTest {
                 VmSharedProxyTest.awaitReady(wsB, runB, outB);
                 String addressB = Files.readString(wsB.resolve("address.txt")).strip();
                 assertThat(addressB).as(VmSharedProxyTest.files(wsB)).matches("198\\.1[89]\\.\\d+\\.\\d+");
+                // A's run captures literal addresses too (network.literal_addresses: capture), B's does not
+                Path literals = Files.writeString(f.root.resolve("a-run.yaml"), """
+                        network:
+                          literal_addresses: capture
+                        rules: []
+                        """);
                 runA = VmSharedProxyTest.inBackground(nerdctlA, wsA, shared.attach("sandbox-a", Optional.empty()),
-                        String.join("\n", guest(),
+                        PolicyLoader.load(literals), String.join("\n", guest(),
                                 captured("-H \"Authorization: Bearer $A_TOKEN\" " + urlA + "/a-own") + " > own.txt 2>&1",
                                 "dig @$gw +notcp +short " + A + " A > udp-a.txt 2>&1",
                                 "dig @$gw +tcp +short " + A + " A > tcp-a.txt 2>&1",
@@ -90,6 +98,7 @@ class VmSharedCaptureTest {
                                 // B's own synthetic address, for B's name: what B was given is nothing to A
                                 captured("-o /dev/null -w '%{http_code}' --resolve " + B + ":" + siteB.port() + ":"
                                         + addressB + " " + urlB + "/a-via-b-address") + " > via.txt 2> via.err",
+                                literal("literal.txt"),
                                 "touch ready", VmSharedProxyTest.RELEASE), outA);
                 VmSharedProxyTest.awaitReady(wsA, runA, outA);
                 String gatewayA = Files.readString(wsA.resolve("gateway.txt")).strip();
@@ -150,6 +159,12 @@ class VmSharedCaptureTest {
                     assertThat(records).anySatisfy(r -> assertThat(r).contains("\"client\":\"" + stranger + "\"",
                             "\"identity\":\"sandbox-a\"", "\"reason\":\"wrong_relay_peer\""));
                 }
+                assertThat(records).as("A's literal address, decided as A's").anySatisfy(r -> assertThat(r).contains(
+                        "\"identity\":\"sandbox-a\"", "\"host\":\"203.0.113.7\"", "\"decision\":\"deny\"",
+                        "\"arrival\":\"transparent\""));
+                assertThat(records).as("B's is never captured").noneMatch(r -> r.contains("sandbox-b")
+                        && r.contains("203.0.113.7"));
+                assertThat(Files.readString(wsB.resolve("literal.txt"))).as("B: not captured, goes nowhere").endsWith("000");
                 assertThat(records).filteredOn(r -> r.contains("\"path\":")).allSatisfy(r -> assertThat(r)
                         .containsAnyOf("\"identity\":\"sandbox-a\"", "\"identity\":\"sandbox-b\""));
             } finally {
@@ -168,6 +183,15 @@ class VmSharedCaptureTest {
                 "gw=${HTTP_PROXY#http://}; gw=${gw%:*}; echo \"$gw\" > gateway.txt",
                 "ip route add 198.18.0.0/15 via $gw",
                 "echo \"nameserver $gw\" > resolv.conf");
+    }
+
+    /**
+     * A plain HTTP request by capture to an address of TEST-NET-3 (RFC 5737), which no rule allows: the proxy
+     * decides it (as an IP-literal CONNECT) only when the run captures literal addresses, and dials nothing.
+     */
+    private static String literal(String file) {
+        return "ip route add 203.0.113.0/24 via $gw; " + captured("-m 5 -o /dev/null -w '%{http_code}' "
+                + "http://203.0.113.7:81/literal") + " > " + file + " 2>&1";
     }
 
     /** A curl that ignores every proxy variable, the environment cleared, resolving through the gateway. */

@@ -2,6 +2,7 @@ package dev.sallyport.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sallyport.policy.Policy;
 import dev.sallyport.sandbox.net.Executables;
 import dev.sallyport.sandbox.vm.StandInNerdctl;
 import dev.sallyport.sandbox.vm.VmRuntime;
@@ -224,12 +225,23 @@ class VmSharedProxyTest {
     static CompletableFuture<Integer> inBackground(Path nerdctl, Path workspace,
                                                            SandboxRun.ProxyMode.Attached proxy, String script,
                                                            ByteArrayOutputStream out) {
+        return inBackground(nerdctl, workspace, proxy, null, script, out);
+    }
+
+    /** The same, the run given {@code policy} (null: none, the default). */
+    static CompletableFuture<Integer> inBackground(Path nerdctl, Path workspace, SandboxRun.ProxyMode.Attached proxy,
+                                                   /* @Nullable */ Policy policy, String script,
+                                                   ByteArrayOutputStream out) {
         PrintStream print = new PrintStream(out, true, StandardCharsets.UTF_8);
         return CompletableFuture.supplyAsync(() -> {
             try {
                 // the stand-in runs the workload where the test runs: into the workspace first (nerdctl's -w)
-                return SandboxRun.builder(List.of("bash", "-c", "cd '" + workspace + "'\n" + script), workspace)
-                        .proxy(proxy)
+                SandboxRun.Builder run = SandboxRun.builder(List.of("bash", "-c", "cd '" + workspace + "'\n" + script),
+                        workspace);
+                if (policy != null) {
+                    run.policy(policy);
+                }
+                return run.proxy(proxy)
                         .backend(new SandboxRun.Backend.Nerdctl(VmRuntime.RUNC, "debian:12", false, nerdctl.toString()))
                         .build().run(print, print);
             } catch (Exception e) {

@@ -135,8 +135,8 @@ final class Sockets {
         int port = Short.toUnsignedInt(addr.get(ValueLayout.JAVA_SHORT.withOrder(ByteOrder.BIG_ENDIAN), 2));
         try {
             if (family == AF_INET) {
-                return new InetSocketAddress(InetAddress.getByAddress(addr.asSlice(4, 4).toArray(ValueLayout.JAVA_BYTE)),
-                        port);
+                return new InetSocketAddress(InetAddress.getByAddress(addr.asSlice(4, 4)
+                        .toArray(ValueLayout.JAVA_BYTE)), port);
             }
             if (family == AF_INET6 && addr.byteSize() >= SOCKADDR_IN6_SIZE) {
                 return new InetSocketAddress(InetAddress.getByAddress(addr.asSlice(8, 16)
