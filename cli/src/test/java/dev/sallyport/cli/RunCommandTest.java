@@ -233,11 +233,13 @@ class RunCommandTest {
                 "--", "make", "test");
         assertThat(run.exit()).as(run.stderr()).isZero();
         assertThat(run.stderr()).contains("sallyport: sandbox job-7 attached to the proxy at 127.0.0.1:3128; "
-                + "transparent capture is off for the VM backend with --proxy");
+                + "the gateway relays the guest's proxy connections, DNS and captured TCP to it");
         assertThat(run.stdout())
                 .containsPattern("# register sandbox job-7 with the proxy's admin listener at 127\\.0\\.0\\.1:1, then "
                         + "start the relay on 10\\.213\\.\\d+\\.1:3128 to the proxy at 127\\.0\\.0\\.1:3128 \\(taking only "
-                        + "10\\.213\\.\\d+\\.2, presenting the registration's token\\)")
+                        + "10\\.213\\.\\d+\\.2, presenting the registration's token\\); captured TCP on "
+                        + "10\\.213\\.\\d+\\.1:3129 \\(with its original destination\\) and DNS on 10\\.213\\.\\d+\\.1:3130 go "
+                        + "the same way")
                 .containsPattern("--network sallyport-[0-9a-f]+ --ip 10\\.213\\.\\d+\\.2 --dns 10\\.213\\.\\d+\\.1")
                 .containsPattern("-e HTTPS_PROXY=http://10\\.213\\.\\d+\\.1:3128")
                 .doesNotContain("start the proxy listening");

@@ -98,12 +98,12 @@ final class RunSteps {
     /**
      * A VM sandbox registered with a shared proxy: the relay on its bridge's gateway presents the registration's token
      * on every connection from the guest's address; what the host refuses for it (a spoofed source on the bridge, a
-     * stranger at the relay) is reported to the proxy's audit log. No capture yet: the guest uses the proxy variables.
-     * A dry run registers nothing (its plan has no placeholders).
+     * stranger at the relay) is reported to the proxy's audit log. Capture too: the relay carries the guest's DNS and
+     * the TCP the table DNATs to its transparent port, each decided as this sandbox's. A dry run registers nothing (its plan has no placeholders).
      */
     private int attachedVm(SandboxRun.ProxyMode.Attached proxy, SandboxRun.Backend.Nerdctl vm) throws Exception {
-        err.printf("sallyport: sandbox %s attached to the proxy at %s:%d; transparent capture is off for the VM backend "
-                + "with --proxy (clients use the proxy variables; DNS is refused)%n", proxy.identity(),
+        err.printf("sallyport: sandbox %s attached to the proxy at %s:%d; the gateway relays the guest's proxy "
+                + "connections, DNS and captured TCP to it%n", proxy.identity(),
                 proxy.address().getHostString(), proxy.address().getPort());
         err.flush();
         if (vm.dryRun()) {
@@ -150,7 +150,9 @@ final class RunSteps {
                         + proxy.admin().getHostString() + ":" + proxy.admin().getPort() + ", then start the relay on "
                         + network.gateway() + ":" + network.proxyPort() + " to the proxy at "
                         + proxy.address().getHostString() + ":" + proxy.address().getPort()
-                        + " (taking only " + network.guest() + ", presenting the registration's token)";
+                        + " (taking only " + network.guest() + ", presenting the registration's token); captured TCP "
+                        + "on " + network.gateway() + ":" + network.transparentPort() + " (with its original "
+                        + "destination) and DNS on " + network.gateway() + ":" + network.dnsPort() + " go the same way";
             }
         };
     }

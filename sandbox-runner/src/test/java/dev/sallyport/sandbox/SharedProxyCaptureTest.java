@@ -57,49 +57,55 @@ class SharedProxyCaptureTest {
                 "iproute2 and nftables (scripts/install-deps.sh)");
         TestPki pki = TestPki.create();
         Queue<String> asked = new ConcurrentLinkedQueue<>();
-        try (HttpsSite siteA = HttpsSite.start(pki.issue(HOST_A)); HttpsSite siteB = HttpsSite.start(pki.issue(HOST_B))) {
-            siteA.route("/", e -> HttpsSite.respond(e, 200, "from a's host"));
-            siteB.route("/", e -> HttpsSite.respond(e, 200, "from b's host"));
-            Path token = Files.writeString(f.root.resolve("admin-token"), SharedProxyTest.ADMIN + "\n");
-            Path secretA = Files.writeString(f.root.resolve("a.secret"), "real-value-of-a");
-            Path secretB = Files.writeString(f.root.resolve("b.secret"), "real-value-of-b");
-            Path audit = f.root.resolve("shared-audit.jsonl");
-            int pa = siteA.port();
-            int pb = siteB.port();
-            Path policy = Files.writeString(f.root.resolve("shared.yaml"), """
-                    proxy:
-                      admin_token: {file: %s}
-                    audit: {path: %s}
-                    upstream:
-                      trust: [%s]
-                    network:
-                      deny: default
-                      allow_private: ["127.0.0.1:%d", "127.0.0.1:%d"]
-                    rules:
-                      - {name: a-site, hosts: [%s], ports: [%d], clients: [sandbox-a]}
-                      - {name: a-zone, hosts: ["*.zone.example.test"], clients: [sandbox-a]}
-                      - {name: b-site, hosts: [%s], ports: [%d], clients: [sandbox-b]}
-                    secrets:
-                      - {name: A_TOKEN, from: "file:%s", hosts: [%s, %s], headers: [Authorization], clients: [sandbox-a]}
-                      - {name: B_TOKEN, from: "file:%s", hosts: [%s, %s], headers: [Authorization], clients: [sandbox-b]}
-                    """.formatted(token, audit, pki.rootPem(f.root), pa, pb, HOST_A, pa, HOST_B, pb,
-                    secretA, HOST_A, HOST_B, secretB, HOST_A, HOST_B));
-            CertificateAuthority ca = CertificateAuthority.ephemeral("Shared capture test CA");
-            // the proxy's resolver: the test's two names on loopback, and a record of every name resolved for real
-            SallyportProxy proxy = SallyportProxy.start(ProxyOptions.of(PolicyLoader.load(policy)).withCa(ca)
-                    .withListen(new HostPort("127.0.0.1", 0)).withAdmin(new HostPort("127.0.0.1", 0))
-                    .withResolver(host -> {
-                        asked.add(host);
-                        return host.equals(HOST_A) || host.equals(HOST_B)
-                                ? CompletableFuture.completedFuture(List.of(InetAddress.getLoopbackAddress()))
-                                : CompletableFuture.failedFuture(new IllegalStateException("no such host " + host));
-                    }));
-            SharedProxyTest.Shared shared = new SharedProxyTest.Shared(proxy, CaExport.pem(ca.certificate(), false),
-                    audit);
-            try (shared) {
-                run(f, shared, siteA, siteB, asked);
-            }
+        try (HttpsSite siteA = HttpsSite.start(pki.issue(HOST_A)); HttpsSite siteB = HttpsSite.start(pki.issue(HOST_B));
+             SharedProxyTest.Shared shared = start(f, pki, siteA, siteB, asked)) {
+            run(f, shared, siteA, siteB, asked);
         }
+    }
+
+    /**
+     * The shared proxy of the capture tests: {@link #HOST_A} (and the zone under it) for sandbox-a, {@link #HOST_B}
+     * for sandbox-b, each on its site's port, a secret each; its resolver knows the two names (loopback) and records
+     * in {@code asked} every name it resolved for real. The sites answer with who they are.
+     */
+    static SharedProxyTest.Shared start(Fixture f, TestPki pki, HttpsSite siteA, HttpsSite siteB,
+                                        Queue<String> asked) throws Exception {
+        siteA.route("/", e -> HttpsSite.respond(e, 200, "from a's host"));
+        siteB.route("/", e -> HttpsSite.respond(e, 200, "from b's host"));
+        Path token = Files.writeString(f.root.resolve("admin-token"), SharedProxyTest.ADMIN + "\n");
+        Path secretA = Files.writeString(f.root.resolve("a.secret"), "real-value-of-a");
+        Path secretB = Files.writeString(f.root.resolve("b.secret"), "real-value-of-b");
+        Path audit = f.root.resolve("shared-audit.jsonl");
+        int pa = siteA.port();
+        int pb = siteB.port();
+        Path policy = Files.writeString(f.root.resolve("shared.yaml"), """
+                proxy:
+                  admin_token: {file: %s}
+                audit: {path: %s}
+                upstream:
+                  trust: [%s]
+                network:
+                  deny: default
+                  allow_private: ["127.0.0.1:%d", "127.0.0.1:%d"]
+                rules:
+                  - {name: a-site, hosts: [%s], ports: [%d], clients: [sandbox-a]}
+                  - {name: a-zone, hosts: ["*.zone.example.test"], clients: [sandbox-a]}
+                  - {name: b-site, hosts: [%s], ports: [%d], clients: [sandbox-b]}
+                secrets:
+                  - {name: A_TOKEN, from: "file:%s", hosts: [%s, %s], headers: [Authorization], clients: [sandbox-a]}
+                  - {name: B_TOKEN, from: "file:%s", hosts: [%s, %s], headers: [Authorization], clients: [sandbox-b]}
+                """.formatted(token, audit, pki.rootPem(f.root), pa, pb, HOST_A, pa, HOST_B, pb,
+                secretA, HOST_A, HOST_B, secretB, HOST_A, HOST_B));
+        CertificateAuthority ca = CertificateAuthority.ephemeral("Shared capture test CA");
+        SallyportProxy proxy = SallyportProxy.start(ProxyOptions.of(PolicyLoader.load(policy)).withCa(ca)
+                .withListen(new HostPort("127.0.0.1", 0)).withAdmin(new HostPort("127.0.0.1", 0))
+                .withResolver(host -> {
+                    asked.add(host);
+                    return host.equals(HOST_A) || host.equals(HOST_B)
+                            ? CompletableFuture.completedFuture(List.of(InetAddress.getLoopbackAddress()))
+                            : CompletableFuture.failedFuture(new IllegalStateException("no such host " + host));
+                }));
+        return new SharedProxyTest.Shared(proxy, CaExport.pem(ca.certificate(), false), audit);
     }
 
     private static void run(Fixture f, SharedProxyTest.Shared shared, HttpsSite siteA, HttpsSite siteB,

@@ -2,6 +2,7 @@ package dev.sallyport.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sallyport.policy.Policy;
 import dev.sallyport.sandbox.net.Executables;
 import dev.sallyport.sandbox.vm.StandInNerdctl;
 import dev.sallyport.sandbox.vm.VmRuntime;
@@ -39,7 +40,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class VmSharedProxyTest {
 
     /** Waits (bounded) for the test to write {@code release}, so both sandboxes are up at once. */
-    private static final String RELEASE = "n=0; while [ ! -e release ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n+1)); done";
+    static final String RELEASE = "n=0; while [ ! -e release ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n+1)); done";
 
     @Test
     void twoVmSandboxesOnOneProxyEachGetOnlyTheirOwnAndASpoofedSourceIsDroppedAndAudited(Fixture f) throws Exception {
@@ -100,7 +101,8 @@ class VmSharedProxyTest {
                                 "other=${gw%.*}.77; echo \"$other\" > other-address.txt; ip addr add $other/32 dev eth0",
                                 "curl -sS -m 3 --noproxy '' --interface $other -o /dev/null -w '%{http_code}' -x \"$HTTP_PROXY\" "
                                         + a + "/a-from-other-address > spoof-any.txt 2> spoof-any.err",
-                                // no capture attached: the gateway's DNS refuses, a synthetic address closes at once
+                                // captured attached: a name no rule of A's names is NXDOMAIN, an address the stub never
+                                // gave A is refused by the proxy
                                 "dig @$gw +time=3 +tries=1 allowed.test > dns.txt 2>&1",
                                 "ip route add 198.18.0.0/15 via $gw",
                                 "curl -sS -m 5 --noproxy '*' -o /dev/null -w '%{http_code}' http://198.18.0.5/ "
@@ -140,9 +142,9 @@ class VmSharedProxyTest {
                         .hasContent("000");
                 assertThat(wsA.resolve("spoof-b.txt")).as("from B's address: dropped").hasContent("000");
                 assertThat(wsA.resolve("spoof-any.txt")).as("from another address: dropped").hasContent("000");
-                assertThat(Files.readString(wsA.resolve("dns.txt"))).as("DNS to the gateway, answered at once")
-                        .contains("status: REFUSED");
-                assertThat(wsA.resolve("synthetic.txt")).as("capture's port on the gateway: closed").hasContent("000");
+                assertThat(Files.readString(wsA.resolve("dns.txt"))).as("DNS to the gateway: decided as A's")
+                        .contains("status: NXDOMAIN");
+                assertThat(wsA.resolve("synthetic.txt")).as("an address never given to A: refused").hasContent("000");
                 assertThat(Files.readString(wsA.resolve("synthetic.err"))).as("reached, and closed unanswered")
                         .containsAnyOf("Empty reply", "reset by peer");
                 assertThat(outA.toString(StandardCharsets.UTF_8)).contains("sent packets from " + guestB,
@@ -171,6 +173,10 @@ class VmSharedProxyTest {
                         "\"identity\":\"sandbox-a\"", "\"reason\":\"spoofed_source\""));
                 assertThat(records).anySatisfy(r -> assertThat(r).contains("\"client\":\"" + gatewayA + "\"",
                         "\"identity\":\"sandbox-a\"", "\"reason\":\"wrong_relay_peer\""));
+                assertThat(records).anySatisfy(r -> assertThat(r).contains("\"identity\":\"sandbox-a\"",
+                        "\"host\":\"198.18.0.5\"", "\"reason\":\"unknown_synthetic_address\""));
+                assertThat(records).anySatisfy(r -> assertThat(r).contains("\"event\":\"dns\"",
+                        "\"identity\":\"sandbox-a\"", "\"host\":\"allowed.test\"", "\"answer\":\"NXDOMAIN\""));
                 assertThat(records).noneMatch(r -> r.contains("a-via-b-relay") || r.contains("a-from-")
                         || r.contains("host-as-a"));
             } finally {
@@ -181,7 +187,7 @@ class VmSharedProxyTest {
     }
 
     /** Lets a run's workload end and waits for its teardown (also when the test failed half way). */
-    private static void release(Path workspace, /* @Nullable */ CompletableFuture<Integer> run) throws Exception {
+    static void release(Path workspace, /* @Nullable */ CompletableFuture<Integer> run) throws Exception {
         if (run != null) {
             Files.writeString(workspace.resolve("release"), "");
             run.get(120, TimeUnit.SECONDS);
@@ -189,7 +195,7 @@ class VmSharedProxyTest {
     }
 
     /** The guest's result files, for a failure's message. */
-    private static String files(Path workspace) {
+    static String files(Path workspace) {
         StringBuilder text = new StringBuilder();
         try (var listed = Files.list(workspace)) {
             for (Path p : listed.filter(p -> p.toString().endsWith(".txt") || p.toString().endsWith(".err")).toList()) {
@@ -201,7 +207,7 @@ class VmSharedProxyTest {
         return text.toString();
     }
 
-    private static List<String> recordsOf(SharedProxyTest.Shared shared) {
+    static List<String> recordsOf(SharedProxyTest.Shared shared) {
         try {
             return shared.records();
         } catch (java.io.IOException e) {
@@ -209,22 +215,33 @@ class VmSharedProxyTest {
         }
     }
 
-    private static Path workspace(Fixture f, String name) throws Exception {
+    static Path workspace(Fixture f, String name) throws Exception {
         Path ws = Files.createDirectories(f.root.resolve(name));
         Files.setAttribute(ws, "unix:uid", 1000);   // the workload never runs as root: the workspace is a user's
         Files.setAttribute(ws, "unix:gid", 1000);
         return ws;
     }
 
-    private static CompletableFuture<Integer> inBackground(Path nerdctl, Path workspace,
+    static CompletableFuture<Integer> inBackground(Path nerdctl, Path workspace,
                                                            SandboxRun.ProxyMode.Attached proxy, String script,
                                                            ByteArrayOutputStream out) {
+        return inBackground(nerdctl, workspace, proxy, null, script, out);
+    }
+
+    /** The same, the run given {@code policy} (null: none, the default). */
+    static CompletableFuture<Integer> inBackground(Path nerdctl, Path workspace, SandboxRun.ProxyMode.Attached proxy,
+                                                   /* @Nullable */ Policy policy, String script,
+                                                   ByteArrayOutputStream out) {
         PrintStream print = new PrintStream(out, true, StandardCharsets.UTF_8);
         return CompletableFuture.supplyAsync(() -> {
             try {
                 // the stand-in runs the workload where the test runs: into the workspace first (nerdctl's -w)
-                return SandboxRun.builder(List.of("bash", "-c", "cd '" + workspace + "'\n" + script), workspace)
-                        .proxy(proxy)
+                SandboxRun.Builder run = SandboxRun.builder(List.of("bash", "-c", "cd '" + workspace + "'\n" + script),
+                        workspace);
+                if (policy != null) {
+                    run.policy(policy);
+                }
+                return run.proxy(proxy)
                         .backend(new SandboxRun.Backend.Nerdctl(VmRuntime.RUNC, "debian:12", false, nerdctl.toString()))
                         .build().run(print, print);
             } catch (Exception e) {
@@ -234,7 +251,7 @@ class VmSharedProxyTest {
         });
     }
 
-    private static void awaitReady(Path workspace, CompletableFuture<Integer> run, ByteArrayOutputStream out) {
+    static void awaitReady(Path workspace, CompletableFuture<Integer> run, ByteArrayOutputStream out) {
         Await.until("the sandbox in " + workspace.getFileName() + " is ready", Duration.ofSeconds(120),
                 () -> Files.exists(workspace.resolve("ready")) || run.isDone());
         assertThat(run).as(out.toString(StandardCharsets.UTF_8)).isNotDone();

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
@@ -11,6 +12,8 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.function.Consumer;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,8 +30,12 @@ import org.slf4j.LoggerFactory;
  * pending (so two askers' equal ids cannot take each other's answer); at most {@link #MAX_PENDING} are, each for
  * {@link #PENDING_NANOS}: past that a query is dropped, as a lost datagram would be (resolvers ask again). Nothing
  * else crosses: the socket only ever gets datagrams sent to it, and answers go only to a pending asker.
+ *
+ * <p>The VM bridge's gateway relay ({@code vm.GatewayRelay}) runs one on its own UDP socket on the gateway
+ * ({@link #listen}), taking questions from the guest's address only: a question from any other source is answered
+ * {@code REFUSED} there, unread by the proxy, and its source reported.
  */
-final class DnsDatagramRelay implements AutoCloseable {
+public final class DnsDatagramRelay implements AutoCloseable {
     static final int MAX_PENDING = 256;
     static final long PENDING_NANOS = 5_000_000_000L;
     private static final int HEADER = 12;
@@ -40,9 +47,18 @@ final class DnsDatagramRelay implements AutoCloseable {
     /** A query sent on to the stub: who asked, with which id, and when. */
     private record Pending(byte[] asker, short id, long at) {}
 
+    /**
+     * Who may ask: {@code only} (null: whoever can send to the socket); a question from another source is answered
+     * {@code REFUSED} and its address given to {@code strangers}.
+     */
+    private record Askers(/* @Nullable */ InetAddress only, Consumer<InetAddress> strangers) {
+        static final Askers ANYONE = new Askers(null, stranger -> { });
+    }
+
     private final int inside;
     private final InetSocketAddress dns;
     private final byte[] header;
+    private final Askers askers;
     /** Pending queries by the relay's id, oldest first; guarded by itself. */
     private final Map<Short, Pending> pending = new LinkedHashMap<>();
     /** The connection to the stub, null until the first query and after it closed; guarded by {@code this}. */
@@ -52,10 +68,11 @@ final class DnsDatagramRelay implements AutoCloseable {
     private short next;
     private volatile boolean closed;
 
-    private DnsDatagramRelay(int inside, InetSocketAddress dns, byte[] header) {
+    private DnsDatagramRelay(int inside, InetSocketAddress dns, byte[] header, Askers askers) {
         this.inside = inside;
         this.dns = dns;
         this.header = header;
+        this.askers = askers;
     }
 
     /**
@@ -63,7 +80,24 @@ final class DnsDatagramRelay implements AutoCloseable {
      * each connection beginning with {@code header} (null: nothing), until {@link #close()}.
      */
     static DnsDatagramRelay start(int inside, InetSocketAddress dns, /* @Nullable */ byte[] header) {
-        DnsDatagramRelay relay = new DnsDatagramRelay(inside, dns, header == null ? new byte[0] : header.clone());
+        return start(inside, dns, header, Askers.ANYONE);
+    }
+
+    /**
+     * Binds a UDP socket to the IPv4 address {@code at} and relays the questions {@code only} sends there to the stub
+     * at {@code dns} as {@link #start} does; a question from any other source is answered {@code REFUSED} and its
+     * source given to {@code strangers}.
+     */
+    public static DnsDatagramRelay listen(InetSocketAddress at, InetSocketAddress dns, byte[] header, InetAddress only,
+                                          Consumer<InetAddress> strangers) throws IOException {
+        return start(Sockets.udpSocket(at), dns, header, new Askers(Objects.requireNonNull(only, "only"),
+                Objects.requireNonNull(strangers, "strangers")));
+    }
+
+    private static DnsDatagramRelay start(int inside, InetSocketAddress dns, /* @Nullable */ byte[] header,
+                                          Askers askers) {
+        DnsDatagramRelay relay = new DnsDatagramRelay(inside, dns, header == null ? new byte[0] : header.clone(),
+                askers);
         Thread.ofPlatform().daemon().name("sallyport-dns-queries").stackSize(Pump.STACK).start(relay::queries);
         return relay;
     }
@@ -74,7 +108,12 @@ final class DnsDatagramRelay implements AutoCloseable {
             MemorySegment from = arena.allocate(SOCKADDR_IN, 4);
             while (!closed) {
                 int n = Sockets.receiveFrom(inside, buffer, MAX_QUERY, from);
-                if (n >= HEADER && !closed) {
+                if (n < HEADER || closed) {
+                    continue;
+                }
+                if (askers.only() != null && !askers.only().equals(address(from))) {
+                    refuse(buffer, n, from);
+                } else {
                     forward(buffer.asSlice(0, n).toArray(ValueLayout.JAVA_BYTE), from.toArray(ValueLayout.JAVA_BYTE));
                 }
             }
@@ -95,6 +134,33 @@ final class DnsDatagramRelay implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
             Sockets.close(inside);
+        }
+    }
+
+    private static /* @Nullable */ InetAddress address(MemorySegment sockaddr) {
+        InetSocketAddress a = Sockets.inetAddress(sockaddr);
+        return a == null ? null : a.getAddress();
+    }
+
+    /**
+     * A question from a source that may not ask: its own header back with QR set and RCODE 5 (REFUSED), nothing sent
+     * to the stub, and the source reported; an answer (QR already set) gets nothing, so two relays cannot ping-pong.
+     */
+    private void refuse(MemorySegment packet, int n, MemorySegment from) {
+        InetAddress stranger = address(from);
+        if (stranger != null) {
+            askers.strangers().accept(stranger);
+        }
+        byte flags = packet.get(ValueLayout.JAVA_BYTE, 2);
+        if ((flags & 0x80) != 0) {
+            return;
+        }
+        packet.set(ValueLayout.JAVA_BYTE, 2, (byte) (0x80 | (flags & 0x79)));   // QR, same opcode and RD; no AA, TC
+        packet.set(ValueLayout.JAVA_BYTE, 3, (byte) 0x05);                      // no RA, RCODE REFUSED
+        try {
+            Sockets.sendTo(inside, packet, n, from);
+        } catch (IOException e) {
+            LOGGER.debug("sandbox: a DNS refusal could not be sent", e);
         }
     }
 
@@ -229,6 +295,12 @@ final class DnsDatagramRelay implements AutoCloseable {
         return true;
     }
 
+    /** The UDP port the relay's socket is bound to. */
+    public int port() throws IOException {
+        return Sockets.localPort(inside);
+    }
+
+    /** Stops relaying; the socket is closed once its threads are done with it. */
     @Override
     public void close() {
         closed = true;

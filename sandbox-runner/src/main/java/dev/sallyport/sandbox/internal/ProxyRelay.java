@@ -5,12 +5,8 @@ import dev.sallyport.proxy.identity.RelayHeader;
 import java.io.IOException;
 import java.net.Inet6Address;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.channels.SocketChannel;
 import java.util.Arrays;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The sandbox's only way out, run on the host: accepts on the sandbox's own listening socket (created inside,
@@ -92,18 +88,12 @@ public final class ProxyRelay implements AutoCloseable {
     private static final byte[] SYNTHETIC6 = {(byte) 0xfd, 0x5a, 0x11, (byte) 0xb0, 0x7f, 0x00, 0x00, 0x53, 0, 0, 0, 0};
     private static final int DNS_PORT = 53;
 
-    private final OwnedSocket listener;
-    private final OwnedSocket listener6;   // null: none
-    private final int insidePort;
-    private final Targets targets;
-    private final Set<Pump> pumps = ConcurrentHashMap.newKeySet();
-    private volatile boolean closed;
+    private final StreamRelay relay;
+    private final StreamRelay relay6;   // null: none
 
-    private ProxyRelay(int listener, int listener6, int insidePort, Targets targets) {
-        this.listener = new OwnedSocket(listener);
-        this.listener6 = listener6 >= 0 ? new OwnedSocket(listener6) : null;
-        this.insidePort = insidePort;
-        this.targets = targets;
+    private ProxyRelay(StreamRelay relay, /* @Nullable */ StreamRelay relay6) {
+        this.relay = relay;
+        this.relay6 = relay6;
     }
 
     /** Takes ownership of {@code listener} (bound to {@code insidePort}) and accepts on it until {@link #close()}. */
@@ -113,75 +103,29 @@ public final class ProxyRelay implements AutoCloseable {
 
     /** The same, with the sandbox's listener on {@code [::1]:insidePort} too ({@code listener6}; -1: none). */
     static ProxyRelay start(int listener, int listener6, int insidePort, Targets targets) {
-        ProxyRelay relay = new ProxyRelay(listener, listener6, insidePort, targets);
-        Thread.ofPlatform().daemon().name("sallyport-sandbox-relay").start(() -> relay.accept(relay.listener));
-        if (relay.listener6 != null) {
-            Thread.ofPlatform().daemon().name("sallyport-sandbox-relay6").start(() -> relay.accept(relay.listener6));
-        }
-        return relay;
+        StreamRelay.Route route = inside -> route(inside, insidePort, targets);
+        return new ProxyRelay(StreamRelay.start(listener, "sallyport-sandbox-relay", route),
+                listener6 >= 0 ? StreamRelay.start(listener6, "sallyport-sandbox-relay6", route) : null);
     }
 
-    private void accept(OwnedSocket on) {
-        try {
-            acceptUntilClosed(on);
-        } finally {
-            // Closed here, by the only thread that uses it: a number closed elsewhere could be reused under it.
-            on.close();
-        }
-    }
-
-    private void acceptUntilClosed(OwnedSocket listener) {
-        while (!closed) {
-            int inside;
-            try {
-                inside = Sockets.accept(listener.fd());
-            } catch (IOException e) {
-                return;
-            }
-            Thread.ofPlatform().daemon().name("sallyport-relay-dial").stackSize(Pump.STACK).start(() -> dial(inside));
-        }
-    }
-
-    private void dial(int inside) {
-        InetSocketAddress original = targets.capture() ? Sockets.originalDestination(inside) : null;
-        InetSocketAddress to;
-        byte[] header = null;
+    private static StreamRelay.Target route(StreamRelay.Accepted inside, int insidePort, Targets targets) {
+        InetSocketAddress original = targets.capture() ? inside.originalDestination() : null;
         if (original == null || (original.getAddress().isLoopbackAddress() && original.getPort() == insidePort)) {
-            to = targets.explicit();
-            header = targets.token() == null ? null : RelayHeader.explicit(targets.token());
-        } else if (original.getAddress().isLoopbackAddress() && original.getPort() == DNS_PORT) {
-            to = targets.dns();
-            header = targets.dnsHeader();
-        } else if (isSynthetic(original) || (targets.literals() == LiteralAddresses.CAPTURE
+            return new StreamRelay.Target(targets.explicit(),
+                    targets.token() == null ? null : RelayHeader.explicit(targets.token()));
+        }
+        if (original.getAddress().isLoopbackAddress() && original.getPort() == DNS_PORT) {
+            return new StreamRelay.Target(targets.dns(), targets.dnsHeader());
+        }
+        if (isSynthetic(original) || (targets.literals() == LiteralAddresses.CAPTURE
                 && !original.getAddress().isLoopbackAddress())) {
-            to = targets.transparent();
-            header = RelayHeader.transparent(original, targets.token());
-        } else {
-            Sockets.close(inside);        // not a destination the sandbox's rules send here
-            return;
+            return new StreamRelay.Target(targets.transparent(), RelayHeader.transparent(original, targets.token()));
         }
-        SocketChannel upstream;
-        try {
-            upstream = SocketChannel.open(to);
-            if (header != null) {
-                ByteBuffer b = ByteBuffer.wrap(header);
-                while (b.hasRemaining()) {
-                    upstream.write(b);
-                }
-            }
-        } catch (IOException e) {
-            Sockets.close(inside);
-            return;
-        }
-        Pump pump = new Pump(inside, upstream, pumps::remove);
-        pumps.add(pump);
-        if (closed) {
-            pump.abort();
-        }
-        pump.start();
+        return null;                        // not a destination the sandbox's rules send here
     }
 
-    private static boolean isSynthetic(InetSocketAddress address) {
+    /** Whether {@code address} is one of the proxy's synthetic addresses (IPv4 or IPv6). */
+    public static boolean isSynthetic(InetSocketAddress address) {
         byte[] b = address.getAddress().getAddress();
         if (address.getAddress() instanceof Inet6Address) {
             return Arrays.equals(b, 0, SYNTHETIC6.length, SYNTHETIC6, 0, SYNTHETIC6.length);
@@ -192,11 +136,9 @@ public final class ProxyRelay implements AutoCloseable {
 
     @Override
     public void close() {
-        closed = true;
-        listener.shutdown();
-        if (listener6 != null) {
-            listener6.shutdown();
+        relay.close();
+        if (relay6 != null) {
+            relay6.close();
         }
-        pumps.forEach(Pump::abort);
     }
 }

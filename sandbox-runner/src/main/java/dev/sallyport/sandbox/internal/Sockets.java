@@ -4,6 +4,9 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 
@@ -24,6 +27,7 @@ final class Sockets {
     static final int NETLINK_SOCK_DIAG = 4;
     static final int SOL_SOCKET = 1;
     static final int SO_TYPE = 3;
+    static final int SO_REUSEADDR = 2;
     static final int SO_PEERCRED = 17;
     static final int SO_ACCEPTCONN = 30;
     static final int SO_PROTOCOL = 38;
@@ -46,11 +50,24 @@ final class Sockets {
 
     /** A TCP socket listening on {@code 127.0.0.1:port} of the caller's network namespace. */
     static int tcpListener(int port, int backlog) throws IOException {
+        return tcpListener(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), backlog);
+    }
+
+    /**
+     * A TCP socket listening on the IPv4 address {@code at} of the caller's network namespace, with
+     * {@code SO_REUSEADDR} (as the JDK's channels set it: a run after another on the same address is not refused for
+     * the last one's connections in {@code TIME_WAIT}).
+     */
+    static int tcpListener(InetSocketAddress at, int backlog) throws IOException {
         int fd = (int) Syscalls.check(SYS.call("socket", AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket(AF_INET)");
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment addr = loopback(arena, port);
-            Syscalls.check(SYS.call("bind", fd, addr.address(), 16), "bind 127.0.0.1:" + port);
-            Syscalls.check(SYS.call("listen", fd, backlog, 0), "listen 127.0.0.1:" + port);
+            MemorySegment one = arena.allocate(4, 4);
+            one.set(ValueLayout.JAVA_INT, 0, 1);
+            Syscalls.check(SYS.call("setsockopt", fd, SOL_SOCKET, SO_REUSEADDR, one.address(), 4),
+                    "setsockopt SO_REUSEADDR");
+            MemorySegment addr = inet4(arena, at);
+            Syscalls.check(SYS.call("bind", fd, addr.address(), 16), "bind " + text(at));
+            Syscalls.check(SYS.call("listen", fd, backlog, 0), "listen " + text(at));
             return fd;
         } catch (IOException e) {
             close(fd);
@@ -77,10 +94,15 @@ final class Sockets {
 
     /** A UDP socket bound to {@code 127.0.0.1:port} of the caller's network namespace. */
     static int udpSocket(int port) throws IOException {
+        return udpSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+    }
+
+    /** A UDP socket bound to the IPv4 address {@code at} of the caller's network namespace. */
+    static int udpSocket(InetSocketAddress at) throws IOException {
         int fd = (int) Syscalls.check(SYS.call("socket", AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), "socket(AF_INET)");
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment addr = loopback(arena, port);
-            Syscalls.check(SYS.call("bind", fd, addr.address(), 16), "bind udp 127.0.0.1:" + port);
+            MemorySegment addr = inet4(arena, at);
+            Syscalls.check(SYS.call("bind", fd, addr.address(), 16), "bind udp " + text(at));
             return fd;
         } catch (IOException e) {
             close(fd);
@@ -88,13 +110,52 @@ final class Sockets {
         }
     }
 
-    /** {@code struct sockaddr_in} of {@code 127.0.0.1:port}. */
-    private static MemorySegment loopback(Arena arena, int port) {
+    /** {@code struct sockaddr_in} of an IPv4 {@code address:port}. */
+    private static MemorySegment inet4(Arena arena, InetSocketAddress at) throws IOException {
+        if (!(at.getAddress() instanceof Inet4Address v4)) {
+            throw new IOException("bind " + at + ": not an IPv4 address (expected: one)");
+        }
         MemorySegment addr = arena.allocate(16, 4);
         addr.set(ValueLayout.JAVA_SHORT, 0, (short) AF_INET);
-        addr.set(ValueLayout.JAVA_SHORT.withOrder(ByteOrder.BIG_ENDIAN), 2, (short) port);
-        addr.set(ValueLayout.JAVA_INT.withOrder(ByteOrder.BIG_ENDIAN), 4, 0x7f000001);
+        addr.set(ValueLayout.JAVA_SHORT.withOrder(ByteOrder.BIG_ENDIAN), 2, (short) at.getPort());
+        MemorySegment.copy(v4.getAddress(), 0, addr, ValueLayout.JAVA_BYTE, 4, 4);
         return addr;
+    }
+
+    private static String text(InetSocketAddress at) {
+        return at.getAddress().getHostAddress() + ":" + at.getPort();
+    }
+
+    /**
+     * The address in a {@code struct sockaddr_in} or {@code sockaddr_in6} (the kernel's bytes); null for another
+     * family.
+     */
+    static /* @Nullable */ InetSocketAddress inetAddress(MemorySegment addr) {
+        short family = addr.get(ValueLayout.JAVA_SHORT, 0);
+        int port = Short.toUnsignedInt(addr.get(ValueLayout.JAVA_SHORT.withOrder(ByteOrder.BIG_ENDIAN), 2));
+        try {
+            if (family == AF_INET) {
+                return new InetSocketAddress(InetAddress.getByAddress(addr.asSlice(4, 4)
+                        .toArray(ValueLayout.JAVA_BYTE)), port);
+            }
+            if (family == AF_INET6 && addr.byteSize() >= SOCKADDR_IN6_SIZE) {
+                return new InetSocketAddress(InetAddress.getByAddress(addr.asSlice(8, 16)
+                        .toArray(ValueLayout.JAVA_BYTE)), port);
+            }
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalStateException("4 or 16 bytes are always an address", e);
+        }
+        return null;
+    }
+
+    /** The peer of a connected IPv4 or IPv6 socket; null when the kernel cannot say (it is gone). */
+    static /* @Nullable */ InetSocketAddress peerAddress(int fd) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment addr = arena.allocate(SOCKADDR_IN6_SIZE, 8);
+            MemorySegment length = arena.allocate(4, 4);
+            length.set(ValueLayout.JAVA_INT, 0, SOCKADDR_IN6_SIZE);
+            return SYS.call("getpeername", fd, addr.address(), length.address()).failed() ? null : inetAddress(addr);
+        }
     }
 
     /**
@@ -216,7 +277,7 @@ final class Sockets {
      * namespace's nftables rewrote it, read from the kernel's connection tracking (the client cannot forge it); its
      * own local address when nothing rewrote it; null when the kernel tracks no connection for it.
      */
-    static java.net.InetSocketAddress originalDestination(int fd) {
+    static /* @Nullable */ InetSocketAddress originalDestination(int fd) {
         try (Arena arena = Arena.ofConfined()) {
             boolean v6 = intOption(fd, SOL_SOCKET, SO_DOMAIN) == AF_INET6;
             MemorySegment addr = arena.allocate(SOCKADDR_IN6_SIZE, 8);
@@ -226,10 +287,7 @@ final class Sockets {
                     length.address()).failed() || addr.get(ValueLayout.JAVA_SHORT, 0) != (v6 ? AF_INET6 : AF_INET)) {
                 return null;
             }
-            int port = Short.toUnsignedInt(addr.get(ValueLayout.JAVA_SHORT.withOrder(ByteOrder.BIG_ENDIAN), 2));
-            byte[] ip = v6 ? addr.asSlice(8, 16).toArray(ValueLayout.JAVA_BYTE)
-                    : addr.asSlice(4, 4).toArray(ValueLayout.JAVA_BYTE);
-            return new java.net.InetSocketAddress(java.net.InetAddress.getByAddress(ip), port);
+            return inetAddress(addr);
         } catch (IOException e) {
             return null;
         }

@@ -1,6 +1,6 @@
 /**
  * How the process sandbox is built; other modules must not use these types (the VM backend in this module uses the
- * environment and trust-file builders).
+ * environment and trust-file builders, and its gateway relay the relays below).
  *
  * <p>Host side: {@link dev.sallyport.sandbox.internal.BwrapCommand} (namespaces and mounts),
  * {@link dev.sallyport.sandbox.internal.ProtectedPaths} (the names inside the workspace the host obeys later, found by
@@ -13,7 +13,9 @@
  * {@link dev.sallyport.sandbox.internal.TrustFiles} (the environment and trust files of both backends, the VM's
  * too), and {@link dev.sallyport.sandbox.internal.HostLink}: where the
  * setup hands over the sandbox's listening socket, which {@link dev.sallyport.sandbox.internal.ProxyRelay} relays
- * to the proxy, and its seccomp listener, on which {@link dev.sallyport.sandbox.internal.ConnectSupervisor}
+ * to the proxy (on {@link dev.sallyport.sandbox.internal.StreamRelay} and {@link dev.sallyport.sandbox.internal.Pump},
+ * as the VM gateway's relay does; DNS over UDP through {@link dev.sallyport.sandbox.internal.DnsDatagramRelay}), and
+ * its seccomp listener, on which {@link dev.sallyport.sandbox.internal.ConnectSupervisor}
  * answers every connect of the command; {@link dev.sallyport.sandbox.internal.HostSockets} and
  * {@link dev.sallyport.sandbox.internal.ProcMasks} (what is covered),
  * {@link dev.sallyport.sandbox.internal.WorkloadUser} and {@link dev.sallyport.sandbox.internal.RootDrop} (the uid

@@ -17,7 +17,9 @@ import dev.sallyport.policy.LiteralAddresses;
  *       reachable, even with {@code ip_forward=1} (which Docker or another CNI network may have turned on).</li>
  *   <li>prerouting (transparent capture): DNS to the gateway (UDP and TCP port 53) is DNATed to the proxy's DNS stub
  *       on the gateway, TCP to a synthetic address ({@code 198.18.0.0/15}, handed out by that stub) to the proxy's
- *       transparent listener, which reads the original destination from connection tracking. Nothing else is
+ *       transparent listener, which reads the original destination from connection tracking (attached to a shared
+ *       proxy, the same ports are the gateway relay's, which reads it the same way and carries it to the proxy in
+ *       the sandbox's PROXY v2 header). Nothing else is
  *       translated: every other destination meets the filter chains below unchanged; with the policy's
  *       {@code network.literal_addresses: capture}, TCP to any address but the gateway's goes to that listener too,
  *       decided there as an IP-literal CONNECT.</li>

@@ -1,16 +1,14 @@
 package dev.sallyport.sandbox.vm;
 
+import dev.sallyport.policy.LiteralAddresses;
 import dev.sallyport.proxy.identity.RelayHeader;
+import dev.sallyport.sandbox.internal.DnsDatagramRelay;
+import dev.sallyport.sandbox.internal.ProxyRelay;
+import dev.sallyport.sandbox.internal.StreamRelay;
 import dev.sallyport.sandbox.net.SandboxNetwork;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.SocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.channels.ClosedChannelException;
-import java.nio.channels.DatagramChannel;
-import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -19,63 +17,69 @@ import java.util.function.Consumer;
 
 /**
  * What a VM sandbox attached to a shared proxy finds on its bridge's gateway instead of a proxy of its own: a relay
- * that takes each connection to the proxy port from the guest's address ({@link SandboxNetwork#guest()}, which the
- * host table makes the only source the bridge may send) and forwards it to the shared proxy's main listener, writing
- * the sandbox's identity first (the PROXY v2 {@code LOCAL} header with the registration's token,
- * {@link RelayHeader#explicit}, the one the process backend's relay writes). The token never enters the guest, and
- * whatever the guest sends comes after the header, where the proxy refuses another one as forged. A connection from
- * any other address (the table lets none in from the bridge; a process on the host reaching the gateway over
- * loopback would be one) is closed, and each such address is reported once to {@code strangers} for the audit log.
+ * on the gateway's three ports that takes connections from the guest's address only ({@link SandboxNetwork#guest()},
+ * which the host table makes the only source the bridge may send) and carries each to the shared proxy's main
+ * listener behind the sandbox's identity: a PROXY v2 header with the registration's token ({@link RelayHeader}, the
+ * one the process backend's relay writes), written before any byte of the guest's, so the token never enters the
+ * guest and a header the guest sends comes after it, where the proxy refuses it as forged.
  *
- * <p>Transparent capture is not offered attached yet (the shared proxy takes no original destinations or DNS
- * questions with an identity): the relay holds the gateway's transparent and DNS ports so no other process on the
- * host can take them, closes every TCP connection there at once, and answers every DNS question over UDP
- * {@code REFUSED}, so a client that ignores the proxy variables fails at once instead of waiting. Capture goes here:
- * forward those connections with their original destination from connection tracking once the proxy has a protocol
- * for it.
+ * <ul>
+ *   <li>the proxy port: the guest's explicit proxy connections ({@link RelayHeader#explicit});</li>
+ *   <li>the transparent port, where the host table DNATs the guest's TCP to a synthetic address (with
+ *       {@code network.literal_addresses: capture}, to any address but the gateway's): the original destination is
+ *       read from the host's connection tracking ({@code SO_ORIGINAL_DST} on the accepted socket) and sent in the
+ *       header ({@link RelayHeader#transparent}); the proxy maps a synthetic address back to the name it gave this
+ *       sandbox. A connection whose original destination is the gateway itself, or (without literal capture) not a
+ *       synthetic address, is closed: the table sends no such connection here;</li>
+ *   <li>the DNS port, where the table DNATs the guest's port 53: DNS over TCP is carried as it is, and each question
+ *       over UDP goes through {@link DnsDatagramRelay} as DNS over TCP, both behind {@link RelayHeader#dns} (no AAAA:
+ *       the bridge carries no IPv6), so every name is decided as this sandbox's.</li>
+ * </ul>
+ * A connection from any other address (the table lets none in from the bridge; a process on the host reaching the
+ * gateway over loopback would be one) is closed, a question over UDP from one is answered {@code REFUSED}, and each
+ * such address is reported once to {@code strangers} for the audit log. The copying is the process backend's
+ * ({@link StreamRelay}, raw descriptors so the kernel can be asked about each connection).
  */
 public final class GatewayRelay implements AutoCloseable {
 
     /** Distinct strangers reported at most (each once); more are still refused. */
     static final int MAX_REPORTED = 256;
-    private static final int BUFFER = 64 * 1024;
-    private static final int DNS_HEADER = 12;
 
     private final InetAddress guest;
+    private final InetAddress gateway;
     private final InetSocketAddress proxy;
-    private final byte[] identity;
+    private final String token;
+    private final LiteralAddresses literals;
     private final Consumer<String> strangers;
-    private final List<AutoCloseable> listeners = new ArrayList<>();
-    private final Set<SocketChannel> open = ConcurrentHashMap.newKeySet();
+    private final List<AutoCloseable> relays = new ArrayList<>();
     private final Set<String> reported = ConcurrentHashMap.newKeySet();
-    private volatile boolean closed;
 
-    private GatewayRelay(InetAddress guest, InetSocketAddress proxy, String token, Consumer<String> strangers) {
-        this.guest = guest;
+    private GatewayRelay(SandboxNetwork network, InetSocketAddress proxy, String token, Consumer<String> strangers) {
+        this.guest = InetAddress.ofLiteral(network.guest());
+        this.gateway = InetAddress.ofLiteral(network.gateway());
         this.proxy = proxy;
-        this.identity = RelayHeader.explicit(token);
+        this.token = token;
+        this.literals = network.literals();
         this.strangers = strangers;
     }
 
     /**
-     * Binds the gateway's proxy port (and holds its transparent and DNS ports) on {@code network} and relays to
-     * {@code proxy} with {@code token}; a connection from an address other than the guest's is closed and its address
-     * given to {@code strangers} (once each).
+     * Binds the gateway's proxy, transparent and DNS ports (TCP, and UDP for DNS) on {@code network} and relays what
+     * the guest sends there to {@code proxy} with {@code token}; a connection or question from an address other than
+     * the guest's is refused and its address given to {@code strangers} (once each).
      */
     public static GatewayRelay start(SandboxNetwork network, InetSocketAddress proxy, String token,
                                      Consumer<String> strangers) throws IOException {
-        GatewayRelay relay = new GatewayRelay(InetAddress.ofLiteral(network.guest()), proxy, token, strangers);
-        InetAddress gateway = InetAddress.ofLiteral(network.gateway());
+        GatewayRelay relay = new GatewayRelay(network, proxy, token, strangers);
         try {
-            ServerSocketChannel explicit = relay.listen(new InetSocketAddress(gateway, network.proxyPort()));
-            ServerSocketChannel transparent = relay.listen(new InetSocketAddress(gateway, network.transparentPort()));
-            ServerSocketChannel dnsTcp = relay.listen(new InetSocketAddress(gateway, network.dnsPort()));
-            DatagramChannel dnsUdp = DatagramChannel.open().bind(new InetSocketAddress(gateway, network.dnsPort()));
-            relay.listeners.add(dnsUdp);
-            Thread.ofVirtual().name("sallyport-gateway-relay").start(() -> relay.accept(explicit, true));
-            Thread.ofVirtual().name("sallyport-gateway-transparent").start(() -> relay.accept(transparent, false));
-            Thread.ofVirtual().name("sallyport-gateway-dns-tcp").start(() -> relay.accept(dnsTcp, false));
-            Thread.ofVirtual().name("sallyport-gateway-dns").start(() -> relay.refuseQuestions(dnsUdp));
+            relay.relays.add(StreamRelay.listen(relay.at(network.proxyPort()), "sallyport-gateway-relay",
+                    relay::explicit));
+            relay.relays.add(StreamRelay.listen(relay.at(network.transparentPort()), "sallyport-gateway-transparent",
+                    relay::transparent));
+            relay.relays.add(StreamRelay.listen(relay.at(network.dnsPort()), "sallyport-gateway-dns-tcp",
+                    relay::dns));
+            relay.relays.add(DnsDatagramRelay.listen(relay.at(network.dnsPort()), proxy, RelayHeader.dns(token, false),
+                    relay.guest, stranger -> relay.report(stranger)));
         } catch (IOException e) {
             relay.close();
             throw e;
@@ -83,128 +87,59 @@ public final class GatewayRelay implements AutoCloseable {
         return relay;
     }
 
-    private ServerSocketChannel listen(InetSocketAddress at) throws IOException {
-        ServerSocketChannel server = ServerSocketChannel.open();
-        listeners.add(server);
-        return server.bind(at, 128);
+    private InetSocketAddress at(int port) {
+        return new InetSocketAddress(gateway, port);
     }
 
-    private void accept(ServerSocketChannel server, boolean relays) {
-        while (!closed) {
-            SocketChannel peer;
-            try {
-                peer = server.accept();
-            } catch (IOException e) {
-                return;             // closed
-            }
-            InetAddress from = address(peer);
-            if (!relays || !guest.equals(from)) {
-                if (relays && from != null && reported.size() < MAX_REPORTED && reported.add(from.getHostAddress())) {
-                    strangers.accept(from.getHostAddress());
-                }
-                closeQuietly(peer);
-                continue;
-            }
-            open.add(peer);
-            Thread.ofVirtual().name("sallyport-gateway-conn").start(() -> relay(peer));
-        }
+    private StreamRelay.Target explicit(StreamRelay.Accepted connection) {
+        return fromGuest(connection) ? new StreamRelay.Target(proxy, RelayHeader.explicit(token)) : null;
     }
 
-    /** One guest connection: to the proxy, the identity header first, then both directions until both end. */
-    private void relay(SocketChannel guestSide) {
-        SocketChannel proxySide = null;
-        try {
-            proxySide = SocketChannel.open(proxy);
-            open.add(proxySide);
-            if (closed) {
-                return;
-            }
-            writeFully(proxySide, ByteBuffer.wrap(identity));
-            SocketChannel up = proxySide;
-            Thread down = Thread.ofVirtual().name("sallyport-gateway-down").start(() -> copy(up, guestSide));
-            copy(guestSide, proxySide);
-            down.join();
-        } catch (IOException e) {
-            // the proxy is not there or a side failed: both are closed below, the guest sees the close
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } finally {
-            close(guestSide);
-            if (proxySide != null) {
-                close(proxySide);
-            }
-        }
-    }
-
-    /** Copies until {@code from} ends, then ends {@code to}'s output; on an error closes both. */
-    private void copy(SocketChannel from, SocketChannel to) {
-        ByteBuffer buffer = ByteBuffer.allocate(BUFFER);
-        try {
-            while (from.read(buffer.clear()) >= 0) {
-                writeFully(to, buffer.flip());
-            }
-            to.shutdownOutput();
-        } catch (IOException e) {
-            closeQuietly(from);
-            closeQuietly(to);
-        }
-    }
-
-    /** Every question gets its own header back with QR set and RCODE 5 (REFUSED): no name resolves here. */
-    private void refuseQuestions(DatagramChannel socket) {
-        ByteBuffer packet = ByteBuffer.allocate(BUFFER);
-        while (!closed) {
-            SocketAddress from;
-            try {
-                from = socket.receive(packet.clear());
-                packet.flip();
-                if (packet.remaining() < DNS_HEADER || (packet.get(2) & 0x80) != 0) {
-                    continue;                                  // not a question
-                }
-                packet.put(2, (byte) (0x80 | (packet.get(2) & 0x79)));      // QR, same opcode and RD; no AA, no TC
-                packet.put(3, (byte) 0x05);                                 // no RA, RCODE REFUSED
-                socket.send(packet, from);
-            } catch (ClosedChannelException e) {
-                return;
-            } catch (IOException e) {
-                // one datagram failed; go on with the next
-            }
-        }
-    }
-
-    private static InetAddress address(SocketChannel peer) {
-        try {
-            return peer.getRemoteAddress() instanceof InetSocketAddress a ? a.getAddress() : null;
-        } catch (IOException e) {
+    private StreamRelay.Target transparent(StreamRelay.Accepted connection) {
+        if (!fromGuest(connection)) {
             return null;
         }
+        InetSocketAddress original = connection.originalDestination();
+        if (original == null || original.getAddress().equals(gateway)
+                || !(ProxyRelay.isSynthetic(original) || literals == LiteralAddresses.CAPTURE)) {
+            return null;                // not DNATed here by the table: the gateway's own ports stay closed
+        }
+        return new StreamRelay.Target(proxy, RelayHeader.transparent(original, token));
     }
 
-    private static void writeFully(SocketChannel to, ByteBuffer bytes) throws IOException {
-        while (bytes.hasRemaining()) {
-            to.write(bytes);
+    private StreamRelay.Target dns(StreamRelay.Accepted connection) {
+        return fromGuest(connection) ? new StreamRelay.Target(proxy, RelayHeader.dns(token, false)) : null;
+    }
+
+    /** Whether the guest sent {@code connection}; if not, its source is reported. */
+    private boolean fromGuest(StreamRelay.Accepted connection) {
+        InetSocketAddress peer = connection.peer();
+        if (peer != null && guest.equals(peer.getAddress())) {
+            return true;
+        }
+        if (peer != null) {
+            report(peer.getAddress());
+        }
+        return false;
+    }
+
+    private void report(InetAddress stranger) {
+        String address = stranger.getHostAddress();
+        if (reported.size() < MAX_REPORTED && reported.add(address)) {
+            strangers.accept(address);
         }
     }
 
-    private void close(SocketChannel channel) {
-        open.remove(channel);
-        closeQuietly(channel);
-    }
-
-    private static void closeQuietly(AutoCloseable c) {
-        try {
-            c.close();
-        } catch (Exception e) {
-            // already closed or broken: nothing else to release
-        }
-    }
-
-    /** Stops listening and closes every connection in flight. */
+    /** Stops listening and ends every connection in flight. */
     @Override
     public void close() {
-        closed = true;
-        listeners.forEach(GatewayRelay::closeQuietly);
-        open.forEach(GatewayRelay::closeQuietly);
+        for (AutoCloseable relay : relays) {
+            try {
+                relay.close();
+            } catch (Exception e) {
+                // each relay's close only wakes its threads: nothing else to release
+            }
+        }
     }
 
     @Override

@@ -158,6 +158,30 @@ class DnsDatagramRelayTest {
         }
     }
 
+    @Test
+    void withOneAskerAQuestionFromAnyOtherSourceIsRefusedThereAndReported() throws IOException {
+        List<InetAddress> strangers = new CopyOnWriteArrayList<>();
+        InetAddress guest = InetAddress.ofLiteral("127.0.0.2");
+        try (DnsDatagramRelay only = DnsDatagramRelay.listen(new InetSocketAddress(LOOPBACK, 0),
+                (InetSocketAddress) stub.getLocalAddress(), HEADER, guest, strangers::add);
+             DatagramSocket stranger = client();
+             DatagramSocket asker = new DatagramSocket(new InetSocketAddress(guest, 0))) {
+            asker.setSoTimeout(2_000);
+            int port = only.port();
+            stranger.send(query(0x0101, "stranger", port));
+            byte[] refused = receive(stranger);
+            assertThat(refused).isNotNull();
+            assertThat(refused[2] & 0x80).as("an answer").isEqualTo(0x80);
+            assertThat(refused[3] & 0x0f).as("REFUSED").isEqualTo(5);
+            assertThat(strangers).containsExactly(LOOPBACK);
+            asker.send(query(0x0202, "guest", port));
+            byte[] answer = receive(asker);
+            assertThat(answer).isNotNull();
+            assertThat(new String(answer, StandardCharsets.US_ASCII)).contains("guest");
+            assertThat(idsAtStub).as("only the guest's question reached the stub").hasSize(1);
+        }
+    }
+
     private static DatagramSocket client() throws IOException {
         DatagramSocket s = new DatagramSocket(new InetSocketAddress(LOOPBACK, 0));
         s.setSoTimeout(2_000);
