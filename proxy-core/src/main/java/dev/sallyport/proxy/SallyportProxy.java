@@ -22,6 +22,7 @@ import dev.sallyport.proxy.dns.SyntheticAddresses;
 import dev.sallyport.proxy.events.ProxyEvent;
 import dev.sallyport.proxy.events.ProxyEventListener;
 import dev.sallyport.proxy.exchange.ExchangeCore;
+import dev.sallyport.proxy.identity.ReportedRefusal;
 import dev.sallyport.proxy.inject.Placeholders;
 import dev.sallyport.proxy.inject.SecretStore;
 import dev.sallyport.proxy.internal.AcceptPause;
@@ -268,9 +269,7 @@ public final class SallyportProxy implements AutoCloseable {
             String token = AdminServer.configuredToken(policy.proxy(), System.getenv()).orElse(null);
             AtomicReference<Boolean> closed = new AtomicReference<>(false);
             AdminServer admin = AdminServer.start(adminBind, group, metrics, holder, () -> !closed.get(), audit,
-                    token, context.sandboxes(), refusal -> context.emit(new ProxyEvent.Decided(clock.instant(),
-                            "connection", new AuditRecord(context.nextId(), refusal.source())
-                                    .identity(refusal.identity()).denied(refusal.reason()).fields())));
+                    token, context.sandboxes(), refusal -> audit(context, refusal));
             context.addSelf(admin.address());
             // a lease that ran out closes its sandbox's connections within a second (the group's end stops this)
             group.scheduleAtFixedRate(context.sandboxes()::sweep, 1, 1, TimeUnit.SECONDS);
@@ -375,6 +374,22 @@ public final class SallyportProxy implements AutoCloseable {
     /** The metrics registry behind {@code /metrics}. */
     public ProxyMetrics metrics() {
         return metrics;
+    }
+
+    /**
+     * Audits what a runner refused on the host for a sandbox this proxy serves, before any byte reached it (a spoofed
+     * source on a VM sandbox's bridge): a denied {@code connection} record from {@code refusal.source()}, under
+     * {@code refusal.identity()}. A runner with a proxy of its own reports here; one attached to a shared proxy, through
+     * the admin listener ({@code POST /sandboxes/NAME/refused}).
+     */
+    public void refused(ReportedRefusal refusal) {
+        audit(context, refusal);
+    }
+
+    private static void audit(ProxyContext context, ReportedRefusal refusal) {
+        context.emit(new ProxyEvent.Decided(context.clock().instant(), "connection",
+                new AuditRecord(context.nextId(), refusal.source()).identity(refusal.identity())
+                        .denied(refusal.reason()).fields()));
     }
 
     /** The policy holder ({@code POST /reload}, SIGHUP and file changes swap its engine). */

@@ -4,10 +4,12 @@ import dev.sallyport.ca.CaExport;
 import dev.sallyport.ca.CertificateAuthority;
 import dev.sallyport.policy.AuditSettings;
 import dev.sallyport.policy.HostPort;
+import dev.sallyport.policy.Identities;
 import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.SecretSpec;
 import dev.sallyport.proxy.ProxyOptions;
 import dev.sallyport.proxy.SallyportProxy;
+import dev.sallyport.proxy.identity.ReportedRefusal;
 import dev.sallyport.proxy.inject.Placeholders;
 import dev.sallyport.sandbox.internal.CaptureRules;
 import dev.sallyport.sandbox.internal.GitRemotes;
@@ -189,19 +191,34 @@ final class RunSteps {
         };
     }
 
-    /** The VM run's own proxy, started once the bridge exists, capturing ({@link VmSandbox#proxyOn}). */
+    /**
+     * The VM run's own proxy, started once the bridge exists, capturing ({@link VmSandbox#proxyOn}); a spoofed source
+     * the host table dropped is audited there too (the guest reaches its own proxy as {@code anonymous}).
+     */
     private static ProxyHook capturingVmProxy(Policy policy, CertificateAuthority ca, Placeholders keys) {
         return new ProxyHook() {
+            private volatile /* @Nullable */ SallyportProxy started;
+
             @Override
             public AutoCloseable start(InetSocketAddress listen) throws Exception {
-                return SallyportProxy.start(proxyOptions(policy, ca, keys,
+                started = SallyportProxy.start(proxyOptions(policy, ca, keys,
                         new HostPort(listen.getAddress().getHostAddress(), listen.getPort())));
+                return started;
             }
 
             @Override
             public AutoCloseable start(SandboxNetwork network) throws Exception {
-                return SallyportProxy.start(VmSandbox.proxyOn(network, proxyOptions(policy, ca, keys,
+                started = SallyportProxy.start(VmSandbox.proxyOn(network, proxyOptions(policy, ca, keys,
                         ANY_LOOPBACK_PORT)));
+                return started;
+            }
+
+            @Override
+            public void spoofed(String source) {
+                SallyportProxy proxy = started;
+                if (proxy != null) {
+                    proxy.refused(new ReportedRefusal(Identities.ANONYMOUS, source, ReportedRefusal.SPOOFED_SOURCE));
+                }
             }
         };
     }

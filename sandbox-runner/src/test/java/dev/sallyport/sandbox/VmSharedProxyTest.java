@@ -229,7 +229,7 @@ class VmSharedProxyTest {
     }
 
     /** The same, the run given {@code policy} (null: none, the default). */
-    static CompletableFuture<Integer> inBackground(Path nerdctl, Path workspace, SandboxRun.ProxyMode.Attached proxy,
+    static CompletableFuture<Integer> inBackground(Path nerdctl, Path workspace, SandboxRun.ProxyMode proxy,
                                                    /* @Nullable */ Policy policy, String script,
                                                    ByteArrayOutputStream out) {
         PrintStream print = new PrintStream(out, true, StandardCharsets.UTF_8);

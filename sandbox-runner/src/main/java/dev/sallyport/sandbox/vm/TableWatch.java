@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -37,6 +38,7 @@ final class TableWatch implements AutoCloseable {
     private final PrintStream out;
     private final Duration interval;
     private final Consumer<String> spoofed;
+    private final AtomicBoolean lastLook = new AtomicBoolean();
     private final Set<String> seen = ConcurrentHashMap.newKeySet();
     private final CountDownLatch closed = new CountDownLatch(1);
     private final Thread thread;
@@ -140,8 +142,8 @@ final class TableWatch implements AutoCloseable {
     @Override
     public void close() {
         closed.countDown();
-        if (Thread.currentThread() == thread) {
-            return;
+        if (Thread.currentThread() == thread || !lastLook.compareAndSet(false, true)) {
+            return;                         // the watch's own thread, or closed already: the last look is taken once
         }
         try {
             thread.join(Duration.ofMinutes(1));

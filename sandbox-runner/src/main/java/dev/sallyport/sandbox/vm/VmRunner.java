@@ -122,6 +122,10 @@ public final class VmRunner {
         } catch (IOException e) {
             throw new VmRunException("sandbox " + spec.network().networkName() + ": " + e.getMessage(), e);
         } finally {
+            TableWatch running = watch;
+            if (running != null) {
+                running.close();        // its last look reports spoofed sources: to a proxy that is still up
+            }
             closeQuietly(proxyHandle);
             teardown();
             try {
