@@ -276,6 +276,7 @@ public final class VmRunner {
         if (runner.dryRun()) {
             return;
         }
+        GuestProbe.routeWarning(result.stdout()).ifPresent(warning -> out.println("warning: " + warning));
         GuestProbe.Result probe = GuestProbe.parse(result.stdout(),
                 spec.network().gateway() + ":" + spec.network().proxyPort());
         switch (probe) {
