@@ -124,6 +124,21 @@ public record SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort, Litera
         return proxyPort + 2;
     }
 
+    /**
+     * The routes the runner adds to the guest's IPAM ({@link CniConflist#addRoutes}): the synthetic prefix via the
+     * gateway, and with {@link LiteralAddresses#CAPTURE} a default route via the gateway too, so that TCP to those
+     * addresses leaves the guest and meets the table's DNAT on the bridge. Nothing is routed beyond the gateway: the
+     * table rejects everything the host would forward.
+     */
+    public List<CniConflist.Route> guestRoutes() {
+        List<CniConflist.Route> routes = new ArrayList<>();
+        routes.add(new CniConflist.Route(NftRuleset.SYNTHETIC, gateway()));
+        if (literals == LiteralAddresses.CAPTURE) {
+            routes.add(new CniConflist.Route("0.0.0.0/0", gateway()));
+        }
+        return List.copyOf(routes);
+    }
+
     /** The nftables table that confines this sandbox. */
     public String ruleset() {
         return NftRuleset.render(tableName(), bridgeName(), gateway(), guest(), proxyPort, transparentPort(),

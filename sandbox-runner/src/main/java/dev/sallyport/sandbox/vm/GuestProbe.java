@@ -2,6 +2,7 @@ package dev.sallyport.sandbox.vm;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The check run inside the sandbox before the workload: does the guest have a network interface, and does a TCP
@@ -9,7 +10,9 @@ import java.util.List;
  * and leaving the guest with only {@code lo}), and against a proxy that is not listening where the guest looks.
  *
  * <p>The script is plain POSIX sh; it tries whatever the image has (bash's {@code /dev/tcp}, nc, python3, curl)
- * and prints two marker lines that {@link #parse(String, String)} reads.
+ * and prints marker lines that {@link #parse(String, String)} reads. It also looks in {@code /proc/net/route} for the
+ * route to the synthetic prefix that the runner adds to the network's IPAM ({@link #routeWarning}): without it
+ * transparent capture cannot work in the guest (a runtime that does not copy the namespace's routes into the VM).
  */
 public final class GuestProbe {
 
@@ -26,6 +29,13 @@ public final class GuestProbe {
                 for d in /sys/class/net/*; do n="${d##*/}"; [ "$n" = lo ] || [ ! -e "$d" ] || ifs="$ifs $n"; done
                 echo "%sinterfaces:${ifs:- none}"
                 [ -n "$ifs" ] || exit 0
+                route=unknown
+                if [ -r /proc/net/route ]; then route=missing
+                  while read -r i d g f r u m k rest; do
+                    case "$d/$k" in 000012C6/0000FEFF|C6120000/FFFE0000) route=ok;; esac
+                  done < /proc/net/route
+                fi
+                echo "%sroute: $route"
                 t=''; command -v timeout >/dev/null 2>&1 && t='timeout 10'
                 tool=none; result=untested
                 if command -v bash >/dev/null 2>&1; then tool=bash
@@ -38,7 +48,7 @@ public final class GuestProbe {
                   if curl -s -o /dev/null --max-time 5 --proxy "http://$gw:$port" http://probe.sallyport.invalid/; then result=ok; else result=failed; fi
                 fi
                 echo "%sproxy: $result via $tool"
-                """.formatted(gateway, port, MARK, MARK);
+                """.formatted(gateway, port, MARK, MARK, MARK);
     }
 
     /** What the probe found. */
@@ -89,6 +99,18 @@ public final class GuestProbe {
                         + detail;
             }
         }
+    }
+
+    /**
+     * A warning when the probe found no route to the synthetic prefix {@code 198.18.0.0/15} in the guest (nothing when
+     * it found one, or could not read the routing table).
+     */
+    public static Optional<String> routeWarning(String output) {
+        return output.lines().anyMatch(line -> line.equals(MARK + "route: missing"))
+                ? Optional.of("probe: the guest has no route to 198.18.0.0/15 (expected: the route the runner added to "
+                        + "the network's IPAM, which the runtime copies into the guest): clients that ignore the proxy "
+                        + "variables will fail with 'network unreachable'; those that use them still work")
+                : Optional.empty();
     }
 
     /** Reads the marker lines printed by {@link #script}; {@code proxy} is only used in messages. */

@@ -58,7 +58,8 @@ public final class NerdctlCommand {
      * <p>{@code --internal} (nerdctl 2.1.4+) writes the bridge plugin without {@code isGateway} and the IPAM without
      * a default route, and leaves out {@code portmap}: CNI no longer turns on {@code ip_forward} for the whole host
      * nor gives the guest a default route. The guest reaches the proxy on-link, at the gateway address the runner
-     * puts on the bridge itself ({@link SandboxNetwork#bridgeCommands()}).
+     * puts on the bridge itself ({@link SandboxNetwork#bridgeCommands()}); the runner then adds routes via the gateway
+     * for what the table captures only ({@link SandboxNetwork#guestRoutes()}, written into the conflist).
      *
      * <p>No {@code com.docker.network.bridge.enable_icc=false}: it only asks CNI's firewall plugin to drop traffic
      * between containers of one bridge, and a sandbox's bridge never holds two containers at once (the probe has
@@ -76,7 +77,7 @@ public final class NerdctlCommand {
                 network.networkName());
     }
 
-    /** {@code nerdctl network inspect --mode=native}: prints the CNI conflist, which names the bridge. */
+    /** {@code nerdctl network inspect --mode=native}: prints the CNI conflist (which names the bridge) and its file. */
     public static List<String> networkInspect(String nerdctl, SandboxNetwork network) {
         return List.of(nerdctl, "network", "inspect", "--mode=native", network.networkName());
     }

@@ -1,5 +1,6 @@
 package dev.sallyport.sandbox.vm;
 
+import dev.sallyport.sandbox.net.CniConflist;
 import dev.sallyport.sandbox.net.CommandResult;
 import dev.sallyport.sandbox.net.CommandRunner;
 import dev.sallyport.sandbox.net.DryRun;
@@ -16,15 +17,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * One VM-backend run, start to end:
  * <ol>
  *   <li>pulls the image, with its progress on the terminal, if this host does not have it yet;</li>
  *   <li>{@code nerdctl network create} (declares the CNI network: bridge, subnet, no masquerade, no ICC, no IPv6);</li>
- *   <li>checks nerdctl will use the bridge name our rules key on ({@code network inspect --mode=native});</li>
+ *   <li>checks nerdctl will use the bridge name our rules key on ({@code network inspect --mode=native}), and adds
+ *       the guest's routes (the synthetic prefix, and with captured literal addresses the default route, via the
+ *       gateway) to the IPAM of the conflist that inspect names ({@link CniConflist});</li>
  *   <li>creates that bridge with the gateway address and IPv6 off, then loads the nftables table;</li>
  *   <li>starts the proxy on gateway:port ({@link ProxyHook});</li>
  *   <li>runs {@link GuestProbe} in an identical sandbox: interface present, proxy reachable, or a clear error;</li>
@@ -37,7 +38,6 @@ import java.util.regex.Pattern;
  */
 public final class VmRunner {
 
-    private static final Pattern BRIDGE = Pattern.compile("\"bridge\"\\s*:\\s*\"([^\"]+)\"");
     private static final Duration COMMAND_TIMEOUT = Duration.ofMinutes(15);
     private static final Duration WATCH_INTERVAL = Duration.ofSeconds(1);
 
@@ -100,7 +100,7 @@ public final class VmRunner {
             pullIfMissing();
             List<HostCommand> setup = setupCommands();
             runner.capture(setup.getFirst());
-            verifyBridgeName();
+            prepareConflist();
             for (HostCommand command : setup.subList(1, setup.size())) {
                 runner.capture(command);
             }
@@ -236,21 +236,28 @@ public final class VmRunner {
         }
     }
 
-    private void verifyBridgeName() throws IOException, VmRunException {
-        HostCommand inspect = HostCommand.of(
-                NerdctlCommand.networkInspect(spec.nerdctl(), spec.network()).toArray(String[]::new));
+    /**
+     * Reads what nerdctl wrote for the network: the bridge must be the one the table keys on, and the conflist gets the
+     * guest's routes ({@link SandboxNetwork#guestRoutes()}) before any container is started on it.
+     */
+    private void prepareConflist() throws IOException, VmRunException {
+        SandboxNetwork network = spec.network();
+        HostCommand inspect = HostCommand.of(NerdctlCommand.networkInspect(spec.nerdctl(), network).toArray(String[]::new));
         CommandResult result = runner.capture(inspect);
-        if (runner.dryRun()) {
+        List<CniConflist.Route> routes = network.guestRoutes();
+        if (runner instanceof DryRun dry) {
+            dry.note("add IPAM routes " + String.join(", ", routes.stream().map(r -> r.dst() + " via " + r.gw())
+                    .toList()) + " to the bridge plugin of the conflist that inspect names (its File)");
             return;
         }
-        Matcher matcher = BRIDGE.matcher(result.stdout());
-        String actual = matcher.find() ? matcher.group(1) : "(none)";
-        String expected = spec.network().bridgeName();
-        if (!actual.equals(expected)) {
-            throw new VmRunException("network " + spec.network().networkName() + ": nerdctl uses bridge '"
-                    + actual + "' (expected: '" + expected
+        CniConflist.Inspected inspected = CniConflist.inspected(result.stdout(), network.networkName());
+        String expected = network.bridgeName();
+        if (!inspected.bridge().equals(expected)) {
+            throw new VmRunException("network " + network.networkName() + ": nerdctl uses bridge '"
+                    + inspected.bridge() + "' (expected: '" + expected
                     + "', the name the firewall rules key on; this nerdctl version names bridges differently)");
         }
+        CniConflist.addRoutes(inspected.file(), network.networkName(), routes);
     }
 
     private AutoCloseable startProxy(ProxyHook proxy) throws VmRunException {
@@ -273,6 +280,7 @@ public final class VmRunner {
         if (runner.dryRun()) {
             return;
         }
+        GuestProbe.routeWarning(result.stdout()).ifPresent(warning -> out.println("warning: " + warning));
         GuestProbe.Result probe = GuestProbe.parse(result.stdout(),
                 spec.network().gateway() + ":" + spec.network().proxyPort());
         switch (probe) {

@@ -68,6 +68,33 @@ class GuestProbeTest {
     }
 
     @Test
+    void warnsWhenTheGuestHasNoRouteToTheSyntheticPrefix() throws Exception {
+        Prerequisites.requireRoot("a network namespace the test makes");
+        String ns = "sp-probe-" + Integer.toHexString(ThreadLocalRandom.current().nextInt(1 << 24));
+        CommandResult added = SHELL.capture(HostCommand.tolerant("ip", "netns", "add", ns));
+        Prerequisites.require("network namespaces", added.exit() == 0, added.firstErrorLine());
+        try {
+            SHELL.capture(HostCommand.of("ip", "-n", ns, "link", "add", "eth0", "type", "veth", "peer", "name", "eth1"));
+            SHELL.capture(HostCommand.of("ip", "-n", ns, "addr", "add", "10.213.7.2/24", "dev", "eth0"));
+            SHELL.capture(HostCommand.of("ip", "-n", ns, "link", "set", "eth0", "up"));
+            SHELL.capture(HostCommand.of("ip", "-n", ns, "link", "set", "eth1", "up"));
+            SHELL.capture(HostCommand.of("ip", "-n", ns, "link", "set", "lo", "up"));
+            // the proxy check goes to the namespace's own address: refused at once
+            List<String> argv = List.of("ip", "netns", "exec", ns, "/bin/sh", "-c",
+                    GuestProbe.script("10.213.7.2", 3128));
+
+            assertThat(GuestProbe.routeWarning(SHELL.capture(new HostCommand(argv, null, true)).stdout()))
+                    .as("the subnet's route only").hasValueSatisfying(warning -> assertThat(warning)
+                            .startsWith("probe: the guest has no route to 198.18.0.0/15"));
+
+            SHELL.capture(HostCommand.of("ip", "-n", ns, "route", "add", "198.18.0.0/15", "via", "10.213.7.1"));
+            assertThat(GuestProbe.routeWarning(SHELL.capture(new HostCommand(argv, null, true)).stdout())).isEmpty();
+        } finally {
+            SHELL.capture(HostCommand.tolerant("ip", "netns", "del", ns));
+        }
+    }
+
+    @Test
     void parsesEveryOutcome() {
         assertThat(GuestProbe.parse("sallyport-probe interfaces: eth0\nsallyport-probe proxy: untested via none\n", "g"))
                 .isEqualTo(new GuestProbe.Result.Untested(List.of("eth0")));

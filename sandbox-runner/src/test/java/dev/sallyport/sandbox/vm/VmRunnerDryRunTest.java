@@ -39,6 +39,8 @@ class VmRunnerDryRunTest {
         expected.add(shell(NerdctlCommand.imageInspect(spec)) + " || true");
         expected.add(shell(NerdctlCommand.networkCreate("nerdctl", network)));
         expected.add(shell(NerdctlCommand.networkInspect("nerdctl", network)));
+        expected.add("# add IPAM routes 198.18.0.0/15 via 10.213.9.1 to the bridge plugin of the conflist that inspect "
+                + "names (its File)");
         network.bridgeCommands().forEach(c -> expected.add(c.toShell()));
         expected.add(network.firewallCommand().toShell());
         expected.add("# start the proxy listening on 10.213.9.1:3128");
@@ -65,6 +67,23 @@ class VmRunnerDryRunTest {
         try (var files = Files.list(markers)) {
             assertThat(files).as("no run marker for a dry run").isEmpty();
         }
+    }
+
+    @Test
+    void withLiteralAddressesCapturedTheDryRunShowsTheDefaultRouteViaTheGatewayToo() throws Exception {
+        SandboxNetwork network = new SandboxNetwork("d7e5a1b3", Ipv4Subnet.parse("10.213.10.0/24"), 3128)
+                .withLiterals(dev.sallyport.policy.LiteralAddresses.CAPTURE);
+        NerdctlSpec spec = NerdctlSpec.of(network, VmRuntime.KATA, "debian:12", List.of("true"),
+                Path.of("/home/ann/project"), new UserIds(1000, 1000), Path.of("/run/sallyport/bundle.pem"));
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
+
+        new VmRunner(spec, new dev.sallyport.sandbox.net.DryRun(out), new RunMarkers(markers), out)
+                .execute(listen -> () -> { });
+
+        assertThat(bytes.toString(StandardCharsets.UTF_8)).contains("\n# add IPAM routes 198.18.0.0/15 via "
+                + "10.213.10.1, 0.0.0.0/0 via 10.213.10.1 to the bridge plugin of the conflist that inspect names "
+                + "(its File)\n");
     }
 
     private static String shell(List<String> argv) {

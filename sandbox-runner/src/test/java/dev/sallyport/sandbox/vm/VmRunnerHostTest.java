@@ -89,7 +89,8 @@ class VmRunnerHostTest {
     void workloadReachesOnlyTheProxyOnLinkAndItsExitStatusComesBack() throws Exception {
         String gw = network.gateway();
         NerdctlSpec spec = spec(List.of("bash", "-c",
-                "[ -z \"$(ip route show default)\" ] && read -r banner < /dev/tcp/" + gw + "/3128 "
+                "[ -z \"$(ip route show default)\" ] && ip route show 198.18.0.0/15 | grep -qx '198.18.0.0/15 via "
+                        + gw + " dev eth0 *' && read -r banner < /dev/tcp/" + gw + "/3128 "
                         + "&& [ \"$banner\" = proxy ] && ! (exec 3<>/dev/tcp/" + gw + "/8080) 2>/dev/null && exit 7"));
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         RunMarkers markers = new RunMarkers(dir.resolve("markers"));
@@ -104,8 +105,8 @@ class VmRunnerHostTest {
                         };
                     });
 
-            assertThat(exit).as("the workload's own exit status (7 = no default route, proxy answered on-link, "
-                    + "port 8080 refused)").isEqualTo(7);
+            assertThat(exit).as("the workload's own exit status (7 = no default route, the synthetic prefix routed "
+                    + "via the gateway, proxy answered on-link, port 8080 refused)").isEqualTo(7);
             List<String> calls = Files.readAllLines(dir.resolve("state/calls.log"));
             assertThat(calls).hasSize(8);
             assertThat(calls.get(0)).isEqualTo("image inspect --format {{.ID}} -- debian:12");
@@ -122,6 +123,29 @@ class VmRunnerHostTest {
             if (forwardBefore.equals("0")) {
                 assertThat(Files.readString(IP_FORWARD).strip())
                         .as("an --internal network's bridge plugin leaves the host's ip_forward alone").isEqualTo("0");
+            }
+            assertNothingLeft(markers);
+        } finally {
+            cleanupQuietly();
+        }
+    }
+
+    @Test
+    void withLiteralAddressesCapturedTheGuestIsRoutedViaTheGatewayAndTheHostStillForwardsNothing() throws Exception {
+        network = network.withLiterals(dev.sallyport.policy.LiteralAddresses.CAPTURE);
+        String gw = network.gateway();
+        NerdctlSpec spec = spec(List.of("bash", "-c", "ip route show default | grep -qx 'default via " + gw
+                + " dev eth0 *' && ip route show 198.18.0.0/15 | grep -qx '198.18.0.0/15 via " + gw + " dev eth0 *' "
+                + "&& exit 7"));
+        RunMarkers markers = new RunMarkers(dir.resolve("markers"));
+        try {
+            int exit = new VmRunner(spec, SHELL, markers, new PrintStream(OutputStream.nullOutputStream()))
+                    .execute(listen -> banner(listen, "proxy"));
+
+            assertThat(exit).as("7 = a default route and the synthetic prefix, both via the gateway").isEqualTo(7);
+            if (forwardBefore.equals("0")) {
+                assertThat(Files.readString(IP_FORWARD).strip()).as("no isGateway: ip_forward left alone")
+                        .isEqualTo("0");
             }
             assertNothingLeft(markers);
         } finally {

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Test stand-in for nerdctl (which this test machine cannot install): a "container" is a network namespace
-# attached to the sandbox bridge by CNI's own plugins, chained as nerdctl's conflist chains them (bridge with
-# host-local IPAM, then firewall with ingressPolicy same-bridge, then tuning; with --internal the bridge has no
-# isGateway and the IPAM no default route, as nerdctl >= 2.1.4 writes it). The plugins' side effects on the host
+# attached to the sandbox bridge by CNI's own plugins, chained from the conflist it wrote in nerdctl's format and
+# place (NETCONF/nerdctl-NAME.conflist: bridge with host-local IPAM, then firewall with ingressPolicy same-bridge, then
+# tuning; with --internal the bridge has no isGateway and the IPAM no routes, as nerdctl >= 2.1.4 writes it), read
+# again at each run as nerdctl's OCI hook does: what the runner changed in it (the guest's routes) takes effect. The plugins' side effects on the host
 # (ip_forward, CNI-ISOLATION-STAGE-* rules, /var/lib/cni/networks/NAME) are therefore real.
 # --ip goes to the plugins as nerdctl's OCI hook passes it (CNI_ARGS IgnoreUnknown=1;IP=...), so host-local's static
 # address is real too. Everything else (bridge, nftables table, proxy, probe parsing, teardown) is the real runner.
@@ -20,25 +21,39 @@ alive() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 case "$1 $2" in
   "network create")
     for last; do :; done
-    prev=""; internal=false; subnet=""; gw=""
+    prev=""; internal=false; subnet=""; gw=""; label=""
     for a; do
-      case "$prev" in --gateway) gw=$a;; --subnet) subnet=$a;; esac
+      case "$prev" in --gateway) gw=$a;; --subnet) subnet=$a;; --label) label=$a;; esac
       [ "$a" = --internal ] && internal=true
       prev=$a
     done
-    python3 - "$last" "$(bridge_of "$last")" "$subnet" "$gw" "$internal" > "$state/$last.conflist" <<'PY'
-import json, sys
-name, bridge, subnet, gw, internal = sys.argv[1:6]
+    mkdir -p "$state/net.d"
+    python3 - "$last" "$subnet" "$gw" "$internal" "$label" > "$state/net.d/nerdctl-$last.conflist" <<'PY'
+# As nerdctl's netutil writes it (Go's json.MarshalIndent with two spaces, struct fields in declaration order,
+# the IPAM map's keys sorted, empty and false fields left out), 0644, no final newline.
+import hashlib, json, sys
+name, subnet, gw, internal, label = sys.argv[1:6]
 internal = internal == "true"
-ipam = {"type": "host-local", "ranges": [[{"subnet": subnet, "gateway": gw}]]}
-br = {"type": "bridge", "bridge": bridge, "hairpinMode": True, "ipam": ipam}
+nid = hashlib.sha256(name.encode()).hexdigest()
+ipam = {"ranges": [[{"gateway": gw, "subnet": subnet}]]}
+if not internal:
+    ipam["routes"] = [{"dst": "0.0.0.0/0"}]
+ipam["type"] = "host-local"
+br = {"type": "bridge", "bridge": "br-" + nid[:12]}
 if not internal:
     br["isGateway"] = True
-    ipam["routes"] = [{"dst": "0.0.0.0/0"}]
+br["hairpinMode"] = True
+br["ipam"] = ipam
 plugins = [br] + ([] if internal else [{"type": "portmap", "capabilities": {"portMappings": True}}])
 plugins += [{"type": "firewall", "ingressPolicy": "same-bridge"}, {"type": "tuning"}]
-print(json.dumps({"cniVersion": "1.0.0", "name": name, "plugins": plugins}, indent=2))
+key, _, value = label.partition("=")
+conf = {"cniVersion": "1.0.0", "name": name, "nerdctlID": nid}
+if label:
+    conf["nerdctlLabels"] = {key: value}
+conf["plugins"] = plugins
+sys.stdout.write(json.dumps(conf, indent=2))
 PY
+    chmod 0644 "$state/net.d/nerdctl-$last.conflist"
     exit 0;;
   "image inspect")
     for last; do :; done
@@ -47,12 +62,19 @@ PY
     if [ "$3" = missing.example/none:1 ]; then echo "pull failed: not found" >&2; exit 1; fi
     echo "pulled $3 (progress would show here)"; touch "$state/pulled-$(printf %s "$3" | tr /: __)"; exit 0;;
   "network inspect")
+    # --mode=native: a JSON array (four-space indent) of {CNI, NerdctlID, NerdctlLabels, File, Containers}.
     for last; do :; done
-    if [ -e "$state/old-naming" ]; then sed "s/br-[0-9a-f]\{12\}/nerdctl1/" "$state/$last.conflist"
-    else cat "$state/$last.conflist"; fi
+    file="$state/net.d/nerdctl-$last.conflist"
+    python3 - "$file" <<'PY' | if [ -e "$state/old-naming" ]; then sed "s/br-[0-9a-f]\{12\}/nerdctl1/"; else cat; fi
+import json, sys
+conf = json.load(open(sys.argv[1]))
+net = {"CNI": conf, "NerdctlID": conf.get("nerdctlID"), "NerdctlLabels": conf.get("nerdctlLabels"),
+       "File": sys.argv[1], "Containers": None}
+print(json.dumps([net], indent=4))
+PY
     exit 0;;
   "network rm")
-    ip link del dev "$(bridge_of "$3")" 2>/dev/null; rm -f "$state/$3.conflist"; exit 0;;
+    ip link del dev "$(bridge_of "$3")" 2>/dev/null; rm -f "$state/net.d/nerdctl-$3.conflist"; exit 0;;
   "rm -f")
     if [ -e "$state/rm-fails" ]; then echo "time=x level=fatal msg=\"cannot access containerd socket\"" >&2; exit 1; fi
     shift 2
@@ -88,7 +110,7 @@ done
 shift   # the image
 ns="spf-$$"
 chain() {
-  python3 - "$1" "$state/$net.conflist" "$ns" "$cnidir" "$state/$ns.result" "$ip" > "$state/cni-$1.out" 2>&1 <<'PY'
+  python3 - "$1" "$state/net.d/nerdctl-$net.conflist" "$ns" "$cnidir" "$state/$ns.result" "$ip" > "$state/cni-$1.out" 2>&1 <<'PY'
 import json, os, subprocess, sys
 command, conflist, ns, cnidir, saved, ip = sys.argv[1:7]
 conf = json.load(open(conflist))
