@@ -104,8 +104,7 @@ class VmSharedProxyTest {
                                 // captured attached: a name no rule of A's names is NXDOMAIN, an address the stub never
                                 // gave A is refused by the proxy
                                 "dig @$gw +time=3 +tries=1 allowed.test > dns.txt 2>&1",
-                                "ip route add 198.18.0.0/15 via $gw",
-                                "curl -sS -m 5 --noproxy '*' -o /dev/null -w '%{http_code}' http://198.18.0.5/ "
+                                                "curl -sS -m 5 --noproxy '*' -o /dev/null -w '%{http_code}' http://198.18.0.5/ "
                                         + "> synthetic.txt 2> synthetic.err",
                                 "touch ready", RELEASE), outA);
                 awaitReady(wsA, runA, outA);
