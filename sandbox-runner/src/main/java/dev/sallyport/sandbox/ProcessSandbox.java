@@ -117,6 +117,7 @@ public final class ProcessSandbox {
         LimitEnforcement limits = null;
         RootDrop drop = null;
         CompletableFuture<Void> trust = null;
+        CompletableFuture<HostLink> listening = null;
         boolean started = false;
         try {
             WorkloadUser user = WorkloadUser.choose(spec.workdir(), spec.hostEnv());
@@ -131,6 +132,8 @@ public final class ProcessSandbox {
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             Path mounted = Files.createDirectory(root.resolve("run"));
             CompletableFuture<List<String>> etc = Background.start("sallyport-etc", () -> BwrapCommand.etc(mounted));
+            // its first use binds the native calls of the unix sockets (java.lang.foreign), a few tens of ms
+            listening = Background.start("sallyport-host-link", () -> HostLink.listen(mounted.resolve(HOST_SOCKET)));
             Files.createDirectory(mounted.resolve(BwrapCommand.EMPTY_DIR));
             Files.createFile(mounted.resolve(BwrapCommand.EMPTY_FILE));
             List<String> excludes = plan.gitExcludes();
@@ -174,7 +177,7 @@ public final class ProcessSandbox {
                     rlimits.map(r -> (long) r.pids()).orElse(0L), HostLink.canSupervise(), landlockAbiCap, notices,
                     seeds, capture.isPresent());
             Files.write(mounted.resolve("launch"), launch.encode());
-            link = HostLink.listen(mounted.resolve(HOST_SOCKET));
+            link = Background.join(listening);
             Path seccomp = Files.write(root.resolve("seccomp.bpf"), Background.join(filter));
             StartTrace.mark("seccomp written");
             Background.join(trust);   // before the root drop hands the folder to the command's uid
@@ -211,6 +214,10 @@ public final class ProcessSandbox {
         } finally {
             if (!started) {
                 Background.settle(trust);   // it writes into the folder removed below
+                Background.settle(listening);
+                if (link == null && listening != null && listening.state() == java.util.concurrent.Future.State.SUCCESS) {
+                    link = listening.resultNow();
+                }
                 if (link != null) {
                     link.close();
                 }
