@@ -1,6 +1,7 @@
 package dev.sallyport.cli;
 
 import dev.sallyport.proxy.HeadStart;
+import dev.sallyport.sandbox.StartTrace;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.InvalidPathException;
@@ -14,6 +15,7 @@ public final class Main {
     private Main() {}
 
     public static void main(String[] args) {
+        StartTrace.mark("main");
         // what a proxy start needs begins while the arguments are parsed (picocli takes a few tenths of a second)
         String command = args.length > 0 ? args[0] : "";
         if (command.equals("proxy")) {
@@ -63,6 +65,7 @@ public final class Main {
     /** Runs one command line with the given writers; returns the exit code (0 ok, 1 runtime failure, 2 usage). */
     public static int run(PrintWriter out, PrintWriter err, String... args) {
         CommandLine cli = commandLine(out, err, args);
+        StartTrace.mark("command tree built");
         return cli.execute(args);
     }
 

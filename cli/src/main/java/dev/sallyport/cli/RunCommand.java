@@ -17,6 +17,7 @@ import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.StateDirectory;
 import dev.sallyport.sandbox.ResourceLimits;
 import dev.sallyport.sandbox.SandboxRun;
+import dev.sallyport.sandbox.StartTrace;
 import dev.sallyport.sandbox.WritableFolders;
 import dev.sallyport.sandbox.vm.VmRuntime;
 
@@ -149,9 +150,11 @@ public final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        StartTrace.mark("run parsed");
         // The workload owns the terminal: the run's proxy only speaks up for warnings (the audit log has the rest).
         System.setProperty("org.slf4j.simpleLogger.log.dev.sallyport.proxy", "warn");
         Policy policy = FollowedPolicy.load("--policy", policyFile);
+        StartTrace.mark("policy loaded");
         Path workspace = (workdir == null ? Path.of("") : workdir).toAbsolutePath().normalize();
         if (!Files.isDirectory(workspace)) {
             throw new UsageException("--workdir: " + workspace + " is not a folder (expected: an existing folder)");

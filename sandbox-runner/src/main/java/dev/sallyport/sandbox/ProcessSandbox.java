@@ -1,5 +1,6 @@
 package dev.sallyport.sandbox;
 
+import dev.sallyport.sandbox.internal.Background;
 import dev.sallyport.sandbox.internal.BwrapCommand;
 import dev.sallyport.sandbox.internal.Cgroups;
 import dev.sallyport.sandbox.internal.GitIdentity;
@@ -14,6 +15,7 @@ import dev.sallyport.sandbox.internal.Launcher;
 import dev.sallyport.sandbox.internal.ProxyRelay;
 import dev.sallyport.sandbox.internal.LimitEnforcement;
 import dev.sallyport.sandbox.internal.PackageCaches;
+import dev.sallyport.sandbox.internal.ProbeRecord;
 import dev.sallyport.sandbox.internal.ProtectedPaths;
 import dev.sallyport.sandbox.internal.ResizeSignal;
 import dev.sallyport.sandbox.internal.RootDrop;
@@ -67,6 +69,7 @@ public final class ProcessSandbox {
         Runtime.getRuntime().addShutdownHook(hook);
         try (ResizeSignal _ = ResizeSignal.forward(sandbox::windowChanged)) {
             int status = sandbox.waitFor();
+            StartTrace.mark("command ended");
             printNotices(sandbox, notices);
             return status;
         } finally {
@@ -89,6 +92,7 @@ public final class ProcessSandbox {
      */
     static RunningSandbox start(SandboxSpec requested, Stdio stdio, int landlockAbiCap) throws SandboxException {
         BubblewrapProbe.Bubblewrap bwrap = BubblewrapProbe.require();
+        StartTrace.mark("bwrap found");
         checkWorkdir(requested);
         List<Path> visible = new ArrayList<>(List.of(requested.workdir()));
         visible.addAll(requested.readOnly());
@@ -96,8 +100,10 @@ public final class ProcessSandbox {
         HomeTools.Plan tools = HomeTools.plan(requested.hostEnv(), requested.command().getFirst(),
                 requested.hostHome(), visible);
         SandboxSpec spec = withReadOnly(requested, tools.shown());
+        StartTrace.mark("home tools planned");
         Optional<String> gitNotice = gitNotice(spec);   // before the masks: an empty .git mask is made below
         ProtectedPaths.Plan plan = ProtectedPaths.prepare(spec.workdir(), spec.gitWritable());
+        StartTrace.mark("protected paths prepared");
         List<Path> grants = new ArrayList<>(spec.readOnly());
         grants.addAll(spec.readWrite());
         List<Path> writable = new ArrayList<>(spec.readWrite());
@@ -110,26 +116,42 @@ public final class ProcessSandbox {
         HostLink link = null;
         LimitEnforcement limits = null;
         RootDrop drop = null;
+        CompletableFuture<Void> trust = null;
+        CompletableFuture<HostLink> listening = null;
         boolean started = false;
         try {
             WorkloadUser user = WorkloadUser.choose(spec.workdir(), spec.hostEnv());
+            // what waits on other processes (the probes, git) or takes a while runs beside the rest of the set-up
+            List<String> prefix = RootDrop.prefixFor(user);
+            CompletableFuture<Optional<CaptureRules.Tools>> probed = Background.start("sallyport-probes",
+                    () -> probe(spec, prefix, startupCache));
+            CompletableFuture<Optional<String>> identity = Background.start("sallyport-git-identity",
+                    () -> GitIdentity.read(spec.hostHome(), user));
+            CompletableFuture<byte[]> filter = Background.start("sallyport-seccomp", SeccompFilter::forCurrentArch);
             root = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), "sallyport-sandbox-",
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             Path mounted = Files.createDirectory(root.resolve("run"));
+            CompletableFuture<List<String>> etc = Background.start("sallyport-etc", () -> BwrapCommand.etc(mounted));
+            // its first use binds the native calls of the unix sockets (java.lang.foreign), a few tens of ms
+            listening = Background.start("sallyport-host-link", () -> HostLink.listen(mounted.resolve(HOST_SOCKET)));
             Files.createDirectory(mounted.resolve(BwrapCommand.EMPTY_DIR));
             Files.createFile(mounted.resolve(BwrapCommand.EMPTY_FILE));
             List<String> excludes = plan.gitExcludes();
             if (!excludes.isEmpty()) {
                 Files.write(mounted.resolve(BwrapCommand.GIT_IGNORE), excludes);
             }
-            TrustFiles.write(mounted, spec.caPem(), startupCache);
+            trust = Background.start("sallyport-trust-files", () -> {
+                TrustFiles.write(mounted, spec.caPem(), startupCache);
+                return null;
+            });
             Files.writeString(mounted.resolve("hosts"), "127.0.0.1 localhost\n::1 localhost\n");
             HostAccounts.write(mounted, user, spec.hostHome());
             String run = BwrapCommand.RUN_DIR;
             List<String> seeds = new ArrayList<>();
-            Optional<String> identity = GitIdentity.read(spec.hostHome(), user);
-            if (identity.isPresent()) {
-                Files.writeString(mounted.resolve(GitIdentity.FILE), identity.get());
+            Optional<String> gitIdentity = Background.join(identity);
+            StartTrace.mark("git identity read");
+            if (gitIdentity.isPresent()) {
+                Files.writeString(mounted.resolve(GitIdentity.FILE), gitIdentity.get());
                 seeds.addAll(List.of(run + "/" + GitIdentity.FILE, spec.hostHome().resolve(".gitconfig").toString()));
             }
             Map<String, Path> caches = spec.packageCaches().isPresent()
@@ -138,7 +160,9 @@ public final class ProcessSandbox {
             notices.addAll(tools.notices());
             gitNotice.ifPresent(notices::add);
             limits = Cgroups.create(spec.limits());
-            Optional<CaptureRules.Tools> capture = captureTools(spec, RootDrop.prefixFor(user), notices);
+            StartTrace.mark("cgroup made");
+            Optional<CaptureRules.Tools> capture = captureTools(spec, prefix, Background.join(probed), notices);
+            StartTrace.mark("capture probed");
             Files.writeString(mounted.resolve("resolv.conf"), capture.isPresent() ? CaptureRules.resolvConf()
                     : "# sallyport sandbox: no DNS here; names are resolved by the proxy at 127.0.0.1:"
                             + spec.insidePort() + "\n");
@@ -146,28 +170,39 @@ public final class ProcessSandbox {
                     run + "/" + TrustFiles.P12);
             Optional<ResourceLimits> rlimits = limits.rlimits();
             int abi = Math.min(LandlockProbe.abi(), landlockAbiCap);
+            StartTrace.mark("landlock probed");
             Launch launch = new Launch(spec.command(), env, spec.workdir().toString(), spec.insidePort(),
                     run + "/" + HOST_SOCKET, spec.requireLandlock(), List.of("/"), writable(spec, caches.keySet()),
                     List.of("/dev"), rlimits.map(ResourceLimits::memoryBytes).orElse(0L),
                     rlimits.map(r -> (long) r.pids()).orElse(0L), HostLink.canSupervise(), landlockAbiCap, notices,
                     seeds, capture.isPresent());
             Files.write(mounted.resolve("launch"), launch.encode());
-            link = HostLink.listen(mounted.resolve(HOST_SOCKET));
-            Path seccomp = Files.write(root.resolve("seccomp.bpf"), SeccompFilter.forCurrentArch());
+            link = Background.join(listening);
+            Path seccomp = Files.write(root.resolve("seccomp.bpf"), Background.join(filter));
+            StartTrace.mark("seccomp written");
+            Background.join(trust);   // before the root drop hands the folder to the command's uid
+            StartTrace.mark("trust files written");
             Path javaHome = Path.of(System.getProperty("java.home"));
             drop = user instanceof WorkloadUser.Dropped dropped
                     ? RootDrop.prepare(spec, dropped, root, classes(), javaHome) : RootDrop.none(classes());
+            StartTrace.mark("root drop prepared");
             List<String> warnings = new ArrayList<>();
-            List<String> argv = launcher(bwrap, spec, plan, mounted, seccomp, limits, user, drop, caches, capture,
-                    HostSockets.cover(plan, grantSockets), warnings);
+            List<Path> hostSockets = HostSockets.cover(plan, grantSockets);
+            StartTrace.mark("host sockets found");
+            List<String> argv = launcher(bwrap, spec, plan, new BwrapCommand.Layout(mounted, drop.classes(), javaHome,
+                    Optional.empty(), hostSockets, drop.sources(), caches, capture.isPresent(), Background.join(etc)),
+                    seccomp, limits, user, drop, capture, warnings);
+            StartTrace.mark("argv built");
             ProcessBuilder pb = new ProcessBuilder(argv).redirectInput(stdio.in()).redirectOutput(stdio.out())
                     .redirectError(stdio.err());
             pb.environment().clear();
             pb.environment().put("PATH", SandboxEnvironment.DEFAULT_PATH);
             Process process = pb.start();
+            StartTrace.mark("launcher started");
             ProxyRelay.Targets targets = capture.isPresent() ? new ProxyRelay.Targets(spec.proxy(),
                     spec.capture().get().dns(), spec.capture().get().transparent())
-                    .withLiterals(spec.capture().get().literals()) : new ProxyRelay.Targets(spec.proxy());
+                    .withLiterals(spec.capture().get().literals())
+                    .withFamilies(Launcher.families(drop.prefix(), capture.get())) : new ProxyRelay.Targets(spec.proxy());
             targets = targets.withToken(spec.identityToken().orElse(null));
             link.start(process.toHandle(), targets, new HostLink.Rules(spec.insidePort(),
                     abi >= 4 && capture.isEmpty(), user.uid(), user.gid()), drop::detachFromHost);
@@ -178,6 +213,11 @@ public final class ProcessSandbox {
             throw new SandboxException("sandbox: cannot start: " + e.getMessage(), e);
         } finally {
             if (!started) {
+                Background.settle(trust);   // it writes into the folder removed below
+                Background.settle(listening);
+                if (link == null && listening != null && listening.state() == java.util.concurrent.Future.State.SUCCESS) {
+                    link = listening.resultNow();
+                }
                 if (link != null) {
                     link.close();
                 }
@@ -197,22 +237,21 @@ public final class ProcessSandbox {
 
     /**
      * The whole argv: the launcher shell (cgroup, seccomp fd), for a root runner {@code setpriv} to the command's
-     * uid ({@link RootDrop}), the user namespace with the inotify share where the host allows it, and bwrap. What
-     * the host lacks is added to {@code warnings}.
+     * uid ({@link RootDrop}), the user namespace with the inotify share where the host allows it, and bwrap over
+     * {@code layout} (its ids set here). What the host lacks is added to {@code warnings}.
      */
     @SuppressWarnings("checkstyle:ParameterNumber")
     private static List<String> launcher(BubblewrapProbe.Bubblewrap bwrap, SandboxSpec spec, ProtectedPaths.Plan plan,
-                                         Path mounted, Path seccomp, LimitEnforcement limits, WorkloadUser user,
-                                         RootDrop drop, Map<String, Path> caches,
-                                         Optional<CaptureRules.Tools> capture, List<Path> hostSockets,
+                                         BwrapCommand.Layout layout, Path seccomp, LimitEnforcement limits,
+                                         WorkloadUser user, RootDrop drop, Optional<CaptureRules.Tools> capture,
                                          List<String> warnings)
             throws SandboxException {
-        Path javaHome = Path.of(System.getProperty("java.home"));
         boolean layer = Launcher.userNamespaceLayer(drop.prefix());
         Optional<BwrapCommand.Ids> ids = layer ? Optional.of(new BwrapCommand.Ids(user.uid(), user.gid()))
                 : Optional.empty();
-        List<String> command = BwrapCommand.build(bwrap, spec, plan, new BwrapCommand.Layout(mounted, drop.classes(),
-                javaHome, ids, hostSockets, drop.sources(), caches, capture.isPresent()));
+        List<String> command = BwrapCommand.build(bwrap, spec, plan, new BwrapCommand.Layout(layout.runtime(),
+                layout.classes(), layout.javaHome(), ids, layout.hostSockets(), layout.sources(), layout.caches(),
+                layout.givenNetwork(), layout.etc()));
         if (capture.isPresent()) {
             CaptureRules.Families families = Launcher.families(drop.prefix(), capture.get());
             command = Launcher.withInotifyShareAndCapture(spec.limits().inotifyInstances(),
@@ -239,11 +278,10 @@ public final class ProcessSandbox {
      * notice saying why when it was asked for.
      */
     private static Optional<CaptureRules.Tools> captureTools(SandboxSpec spec, List<String> prefix,
-                                                             List<String> notices) {
+                                                             Optional<CaptureRules.Tools> tools, List<String> notices) {
         if (spec.capture().isEmpty()) {
             return Optional.empty();
         }
-        Optional<CaptureRules.Tools> tools = CaptureRules.tools();
         if (tools.isEmpty() || !Launcher.captureLayer(prefix, tools.get())) {
             notices.add("warning: transparent capture is off (expected: ip and nft installed, user namespaces in "
                     + "which the runner keeps its capabilities, and nf_tables with NAT in the kernel); only clients "
@@ -251,6 +289,19 @@ public final class ProcessSandbox {
             return Optional.empty();
         }
         CaptureRules.ipv4OnlyNotice(Launcher.families(prefix, tools.get())).ifPresent(notices::add);
+        return tools;
+    }
+
+    /**
+     * What {@link #launcher} and {@link #captureTools} ask {@link Launcher} about this host, asked ahead (the answers
+     * are kept per prefix for the JVM, and what works in the start-up cache, {@link ProbeRecord}): whether the user
+     * namespace layer works through {@code prefix} and, when the run captures, whether the capture rules load there
+     * and for which families. The tools of capture when the run captures and the host has them.
+     */
+    private static Optional<CaptureRules.Tools> probe(SandboxSpec spec, List<String> prefix,
+                                                      Optional<Path> startupCache) {
+        Optional<CaptureRules.Tools> tools = spec.capture().isEmpty() ? Optional.empty() : CaptureRules.tools();
+        ProbeRecord.probe(startupCache, prefix, tools);
         return tools;
     }
 

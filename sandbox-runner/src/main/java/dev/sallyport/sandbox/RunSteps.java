@@ -45,6 +45,7 @@ final class RunSteps {
     }
 
     int run() throws Exception {
+        StartTrace.mark("run steps");
         GitRemotes.sshNotice(run.workdir()).ifPresent(line -> err.println("sallyport: " + line));
         return switch (new Plan(run.proxy(), run.backend())) {
             case Plan(SandboxRun.ProxyMode.Running proxy, SandboxRun.Backend.Process process) -> {
@@ -70,6 +71,7 @@ final class RunSteps {
      */
     private int attached(SandboxRun.ProxyMode.Attached proxy, SandboxRun.Backend.Process process) throws Exception {
         try (SandboxLease lease = register(proxy)) {
+            StartTrace.mark("registered");
             SandboxSpec.Builder spec = builder(process, proxy.address(), proxy.caPem(), chosen(lease.placeholders()));
             spec.identityToken(lease.token());
             if (process.capture()) {

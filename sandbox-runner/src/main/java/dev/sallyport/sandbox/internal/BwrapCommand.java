@@ -60,13 +60,28 @@ public final class BwrapCommand {
      * @param caches      the workspace's package caches ({@link PackageCaches}): host folder by its place in the home
      * @param givenNetwork the launcher already made the sandbox's network namespace (with the capture rules,
      *                    {@link Launcher#withInotifyShareAndCapture}): bwrap keeps it instead of making an empty one
+     * @param etc         the arguments that make the sandbox's {@code /etc}, {@link #etc(Path)}
      */
     public record Layout(Path runtime, Path classes, Path javaHome, Optional<Ids> keepIds, List<Path> hostSockets,
-                         Map<Path, Path> sources, Map<String, Path> caches, boolean givenNetwork) {
+                         Map<Path, Path> sources, Map<String, Path> caches, boolean givenNetwork, List<String> etc) {
         public Layout {
+            etc = List.copyOf(etc);
             hostSockets = List.copyOf(hostSockets);
             sources = Map.copyOf(sources);
             caches = Map.copyOf(caches);
+        }
+    }
+
+    /**
+     * The arguments that make the sandbox's {@code /etc} from the host's ({@link EtcMounts}) with the masks and the
+     * trust bundle from {@code runtime}: a walk of {@code /etc}, which a run does beside the rest of its set-up.
+     */
+    public static List<String> etc(Path runtime) throws SandboxException {
+        try {
+            return EtcMounts.args(EtcMounts.ETC, runtime.resolve(EMPTY_FILE), runtime.resolve(EMPTY_DIR),
+                    runtime.resolve(TrustFiles.BUNDLE));
+        } catch (java.io.IOException e) {
+            throw new SandboxException("/etc: cannot list what to show of it: " + e.getMessage(), e);
         }
     }
 
@@ -90,12 +105,7 @@ public final class BwrapCommand {
         }
         c.add("--clearenv", "--setenv", "PATH", SandboxEnvironment.DEFAULT_PATH);
         c.systemFolders();
-        try {
-            c.args.addAll(EtcMounts.args(EtcMounts.ETC, runtime.resolve(EMPTY_FILE), runtime.resolve(EMPTY_DIR),
-                    runtime.resolve(TrustFiles.BUNDLE)));
-        } catch (java.io.IOException e) {
-            throw new SandboxException("/etc: cannot list what to show of it: " + e.getMessage(), e);
-        }
+        c.args.addAll(layout.etc());
         c.add("--ro-bind", runtime.resolve("resolv.conf").toString(), "/etc/resolv.conf");
         c.add("--ro-bind", runtime.resolve("hosts").toString(), "/etc/hosts");
         c.add("--ro-bind", runtime.resolve("passwd").toString(), "/etc/passwd");

@@ -76,6 +76,7 @@ public final class HostLink implements AutoCloseable {
         FdPassing.Message message = null;
         try {
             conn = Sockets.accept(server.fd());
+            dev.sallyport.sandbox.StartTrace.mark("setup connected");
             mountsDone.run();       // bwrap ran the setup: the sandbox's mounts are all made
             Sockets.Peer peer = Sockets.peer(conn);
             if (!descendsFrom(peer.pid(), sandbox)) {
@@ -89,6 +90,7 @@ public final class HostLink implements AutoCloseable {
                 MemorySegment go = arena.allocate(1);
                 go.set(ValueLayout.JAVA_BYTE, 0, GO_AHEAD);
                 Sockets.writeFully(conn, go, 1);
+                dev.sallyport.sandbox.StartTrace.mark("setup told to go ahead");
             }
         } catch (IOException | RuntimeException e) {
             if (!closed) {

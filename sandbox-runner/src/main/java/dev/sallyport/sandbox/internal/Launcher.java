@@ -95,13 +95,37 @@ public final class Launcher {
     }
 
     private static boolean tryLayer(List<String> prefix) {
-        if (!Files.isExecutable(UNSHARE)) {
-            return false;
-        }
+        return Files.isExecutable(UNSHARE) && succeeds(layerProbe(prefix));
+    }
+
+    /** The command line that tries the layer through {@code prefix}. */
+    static List<String> layerProbe(List<String> prefix) {
         List<String> argv = new ArrayList<>(prefix);
         argv.addAll(List.of(UNSHARE.toString(), "--user", "--map-root-user", "/bin/sh", "-c",
                 "v=$(cat /proc/sys/user/max_inotify_instances) && echo \"$v\" > /proc/sys/user/max_inotify_instances"));
-        return succeeds(argv);
+        return argv;
+    }
+
+    /**
+     * Takes what an earlier run found through {@code prefix} ({@link ProbeRecord}): the layer works and, unless
+     * {@code capture} is {@link Probe#NONE} (not known: probed when asked), so do the capture rules. Only what works
+     * is taken: a host that lost it fails the run at the launcher, it never runs with less.
+     */
+    static void remember(List<String> prefix, Probe capture) {
+        USER_NAMESPACE_LAYER.putIfAbsent(List.copyOf(prefix), true);
+        if (capture != Probe.NONE) {
+            CAPTURE_LAYER.putIfAbsent(List.copyOf(prefix), capture);
+        }
+    }
+
+    /** What is known through {@code prefix} so far, without probing: whether the layer works ... */
+    static boolean knownLayer(List<String> prefix) {
+        return USER_NAMESPACE_LAYER.getOrDefault(List.copyOf(prefix), false);
+    }
+
+    /** ... and what the capture probe found (NONE: nothing, or not probed). */
+    static Probe knownCapture(List<String> prefix) {
+        return CAPTURE_LAYER.getOrDefault(List.copyOf(prefix), Probe.NONE);
     }
 
     /**
@@ -127,9 +151,19 @@ public final class Launcher {
     }
 
     /** What the probe found: nothing works, IPv4 only (the IPv6 part failed: exit 3), or both. */
-    private enum Probe { NONE, IPV4, IPV4_AND_IPV6 }
+    enum Probe { NONE, IPV4, IPV4_AND_IPV6 }
 
     private static Probe tryCapture(List<String> prefix, CaptureRules.Tools tools) {
+        boolean six = CaptureRules.Families.wanted() == CaptureRules.Families.IPV4_AND_IPV6;
+        return switch (exitOf(captureProbe(prefix, tools))) {
+            case 0 -> six ? Probe.IPV4_AND_IPV6 : Probe.IPV4;
+            case 3 -> Probe.IPV4;
+            default -> Probe.NONE;
+        };
+    }
+
+    /** The command line that tries the capture rules through {@code prefix}: exit 0 both families, 3 IPv4 only. */
+    static List<String> captureProbe(List<String> prefix, CaptureRules.Tools tools) {
         boolean six = CaptureRules.Families.wanted() == CaptureRules.Families.IPV4_AND_IPV6;
         List<String> argv = new ArrayList<>(prefix);
         argv.addAll(List.of(UNSHARE.toString(), "--user", "--map-root-user", "--net", "/bin/sh", "-c",
@@ -139,11 +173,7 @@ public final class Launcher {
                 "sallyport-capture-probe", tools.ip().toString(), tools.nft().toString(),
                 CaptureRules.rules4(3128, LiteralAddresses.NO_ROUTE),
                 six ? CaptureRules.rules6(3128, LiteralAddresses.NO_ROUTE) : "none"));
-        return switch (exitOf(argv)) {
-            case 0 -> six ? Probe.IPV4_AND_IPV6 : Probe.IPV4;
-            case 3 -> Probe.IPV4;
-            default -> Probe.NONE;
-        };
+        return argv;
     }
 
     /** Runs {@code argv} with nothing in or out, for up to 10 seconds: true when it exits 0. */

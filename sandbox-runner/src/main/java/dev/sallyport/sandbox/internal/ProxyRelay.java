@@ -31,13 +31,16 @@ public final class ProxyRelay implements AutoCloseable {
     /**
      * Where connections go: {@code explicit} the proxy's listener; with capture, {@code dns} its DNS stub's TCP
      * address and {@code transparent} its transparent listener (both null without capture); {@code token} the
-     * sandbox's registration with a shared proxy (null: none), presented before every connection's first byte.
+     * sandbox's registration with a shared proxy (null: none), presented before every connection's first byte;
+     * {@code families} what the sandbox's network namespace captures (its DNS header tells a shared proxy whether to
+     * answer AAAA questions).
      */
     public record Targets(InetSocketAddress explicit, /* @Nullable */ InetSocketAddress dns,
                           /* @Nullable */ InetSocketAddress transparent, /* @Nullable */ String token,
-                          LiteralAddresses literals) {
+                          LiteralAddresses literals, CaptureRules.Families families) {
         public Targets {
             Objects.requireNonNull(literals, "literals");
+            Objects.requireNonNull(families, "families");
         }
 
         public Targets(InetSocketAddress explicit) {
@@ -50,12 +53,12 @@ public final class ProxyRelay implements AutoCloseable {
 
         public Targets(InetSocketAddress explicit, /* @Nullable */ InetSocketAddress dns,
                        /* @Nullable */ InetSocketAddress transparent, /* @Nullable */ String token) {
-            this(explicit, dns, transparent, token, LiteralAddresses.NO_ROUTE);
+            this(explicit, dns, transparent, token, LiteralAddresses.NO_ROUTE, CaptureRules.Families.IPV4);
         }
 
         /** The same targets, each connection presenting {@code value} (null: none). */
         public Targets withToken(/* @Nullable */ String value) {
-            return new Targets(explicit, dns, transparent, value, literals);
+            return new Targets(explicit, dns, transparent, value, literals, families);
         }
 
         /**
@@ -63,13 +66,18 @@ public final class ProxyRelay implements AutoCloseable {
          * {@link LiteralAddresses#CAPTURE} (the sandbox's rules then redirect them).
          */
         public Targets withLiterals(LiteralAddresses value) {
-            return new Targets(explicit, dns, transparent, token, value);
+            return new Targets(explicit, dns, transparent, token, value, families);
+        }
+
+        /** The same targets for a sandbox whose network namespace captures {@code value}. */
+        public Targets withFamilies(CaptureRules.Families value) {
+            return new Targets(explicit, dns, transparent, token, literals, value);
         }
 
         @Override
         public String toString() {
             return "Targets[" + explicit + ", " + dns + ", " + transparent + ", token=" + (token == null ? "none"
-                    : "hidden") + ", " + literals + "]";
+                    : "hidden") + ", " + literals + ", " + families + "]";
         }
 
         boolean capture() {
@@ -78,7 +86,7 @@ public final class ProxyRelay implements AutoCloseable {
 
         /** What a DNS connection to {@link #dns} begins with: the token's DNS header when attached, else nothing. */
         /* @Nullable */ byte[] dnsHeader() {
-            return token == null ? null : RelayHeader.dns(token, CaptureRules.ipv6());
+            return token == null ? null : RelayHeader.dns(token, families == CaptureRules.Families.IPV4_AND_IPV6);
         }
     }
 

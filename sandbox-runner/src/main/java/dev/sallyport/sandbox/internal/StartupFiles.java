@@ -6,8 +6,11 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The files of the runner's start-up cache folder ({@link StoreCache}, {@link GrantsWalkRecord}): replaced whole
@@ -18,6 +21,21 @@ import java.util.Optional;
 final class StartupFiles {
 
     private StartupFiles() {
+    }
+
+    /**
+     * What a record keyed by the file {@code p} compares: its real path, device, inode, size, modification and change
+     * times (a changed or replaced file has another change time or inode); "unreadable" when they cannot be read.
+     */
+    static String identity(Path p) {
+        try {
+            Map<String, Object> a = Files.readAttributes(p, "unix:dev,ino,size,lastModifiedTime,ctime");
+            return p.toRealPath() + " " + a.get("dev") + " " + a.get("ino") + " " + a.get("size") + " "
+                    + ((FileTime) a.get("lastModifiedTime")).to(TimeUnit.NANOSECONDS) + " "
+                    + ((FileTime) a.get("ctime")).to(TimeUnit.NANOSECONDS);
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            return "unreadable";
+        }
     }
 
     /** The content of {@code name} in {@code folder}, when it is there, no link, and at most {@code max} bytes. */

@@ -1,15 +1,10 @@
 package dev.sallyport.sandbox.internal;
 
-import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.FileTime;
 import java.util.Arrays;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
 
 /**
@@ -37,15 +32,7 @@ final class StoreCache {
      * {@code cacerts} has another change time or inode; hashing its 160 KB took longer than the rest of the key here).
      */
     static byte[] key(byte[] caPem, Path cacerts) {
-        String roots;
-        try {
-            Map<String, Object> a = Files.readAttributes(cacerts, "unix:dev,ino,size,lastModifiedTime,ctime");
-            roots = cacerts.toRealPath() + " " + a.get("dev") + " " + a.get("ino") + " " + a.get("size") + " "
-                    + ((FileTime) a.get("lastModifiedTime")).to(TimeUnit.NANOSECONDS) + " "
-                    + ((FileTime) a.get("ctime")).to(TimeUnit.NANOSECONDS);
-        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
-            roots = "unreadable";
-        }
+        String roots = StartupFiles.identity(cacerts);
         byte[] about = ("sallyport trust store 1\0" + Runtime.version() + "\0" + System.getProperty("java.home")
                 + "\0" + roots + "\0").getBytes(StandardCharsets.UTF_8);
         return TrustFiles.sha256(ByteBuffer.allocate(about.length + caPem.length).put(about).put(caPem).array());
