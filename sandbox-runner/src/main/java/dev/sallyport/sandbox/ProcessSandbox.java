@@ -17,6 +17,7 @@ import dev.sallyport.sandbox.internal.LimitEnforcement;
 import dev.sallyport.sandbox.internal.PackageCaches;
 import dev.sallyport.sandbox.internal.ProbeRecord;
 import dev.sallyport.sandbox.internal.ProtectedPaths;
+import dev.sallyport.sandbox.internal.RelayBudget;
 import dev.sallyport.sandbox.internal.ResizeSignal;
 import dev.sallyport.sandbox.internal.RootDrop;
 import dev.sallyport.sandbox.internal.SandboxEnvironment;
@@ -41,6 +42,7 @@ import java.util.concurrent.CompletableFuture;
  * Start with {@link #run(SandboxSpec)}; README.md explains what is isolated and how.
  */
 public final class ProcessSandbox {
+    private static final org.slf4j.Logger LOGGER = org.slf4j.LoggerFactory.getLogger(ProcessSandbox.class);
     /** The host's end of the sandbox, in the runtime folder, gone once the setup has handed its sockets over. */
     private static final String HOST_SOCKET = "host.sock";
     /** The system property naming the jar of the {@link Inside} JVM (see {@link #classes()}). */
@@ -204,8 +206,12 @@ public final class ProcessSandbox {
                     .withLiterals(spec.capture().get().literals())
                     .withFamilies(Launcher.families(drop.prefix(), capture.get())) : new ProxyRelay.Targets(spec.proxy());
             targets = targets.withToken(spec.identityToken().orElse(null));
+            // the relay's threads are the runner's, outside the sandbox's task limit: its connections get half of it
+            RelayBudget budget = RelayBudget.forTasks(spec.limits().pids(), limit -> LOGGER.warn("sandbox relay: the "
+                    + "sandbox holds {} connections at once, its most (half its task limit, at most {}); more are "
+                    + "closed until some end", limit, RelayBudget.MOST));
             link.start(process.toHandle(), targets, new HostLink.Rules(spec.insidePort(),
-                    abi >= 4 && capture.isEmpty(), user.uid(), user.gid()), drop::detachFromHost);
+                    abi >= 4 && capture.isEmpty(), user.uid(), user.gid(), budget), drop::detachFromHost);
             RunningSandbox sandbox = new RunningSandbox(process, link, root, plan, limits, drop, warnings);
             started = true;
             return sandbox;

@@ -2,12 +2,23 @@ package dev.sallyport.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sallyport.sandbox.internal.CaptureRules;
+import dev.sallyport.testing.Prerequisites;
 import java.io.BufferedReader;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileSystems;
 import java.nio.file.Path;
 import java.nio.file.WatchService;
+import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -156,6 +167,82 @@ class LimitsAttackTest {
             assertThat(sandbox.waitFor(Fixture.TIMEOUT)).hasValue(0);
         } finally {
             sandbox.close();
+        }
+    }
+
+    /**
+     * The attack: the sandbox's connections cost the host's relay threads and descriptors, and the sandbox's task
+     * limit does not count them. Each connection to its DNS port (port 53, relayed to
+     * the proxy's DNS stub over TCP, which caps nothing and keeps a connection 10 s past its last byte) holds two
+     * platform threads (one per direction, {@code Pump}) and two descriptors of the runner's JVM, and the proxy's
+     * end a third. One sandbox process (its own descriptor limit is the host's, 20,000 here) with idle connections
+     * takes the host's process ids (a pid_max of 32,768 is about 16,000 connections) and the runner's descriptors
+     * (EMFILE: the relay's accept fails, and it closes the sandbox's listener for good). Measured: 2,000 connections
+     * from {@code sallyport run}, 3,968 threads and 5,975 descriptors in the run's JVM, before the relay's budget.
+     * Now a sandbox holds at most half its task limit in relayed connections (the next is closed as soon as it is
+     * accepted): 600 tried under a task limit of 64 get 32, costing the host no more threads than the task limit.
+     */
+    @Test
+    void idleConnectionsDoNotCostTheHostAThreadEach(Fixture f) throws Exception {
+        Prerequisites.require("ip and nft", CaptureRules.tools().isPresent(),
+                "iproute2 and nftables (scripts/install-deps.sh)");
+        int connections = 600;
+        f.script("hold.py", """
+                import socket, sys
+                held = []
+                for i in range(%d):
+                    try:
+                        c = socket.create_connection(("127.0.0.1", 53), timeout=10)
+                        if c.recv(1) != b"!":                    # the host's end answers once it is relayed
+                            break
+                        held.append(c)
+                    except OSError as e:
+                        print("stopped", e, flush=True)
+                        break
+                print("held", len(held), flush=True)
+                sys.stdin.readline()                            # hold them while the host counts
+                """.formatted(connections));
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        try (ServerSocket stub = new ServerSocket(0, 1024, InetAddress.getLoopbackAddress())) {
+            Queue<Socket> accepted = new ConcurrentLinkedQueue<>();
+            Thread.ofPlatform().daemon().name("stand-in-dns-stub").start(() -> {
+                while (!stub.isClosed()) {
+                    try {
+                        Socket s = stub.accept();
+                        accepted.add(s);
+                        s.getOutputStream().write('!');
+                    } catch (IOException e) {
+                        return;
+                    }
+                }
+            });
+            InetSocketAddress at = (InetSocketAddress) stub.getLocalSocketAddress();
+            ResourceLimits limits = ResourceLimits.defaults().withPids(64);
+            int before = threads.getThreadCount();
+            RunningSandbox sandbox = ProcessSandbox.start(f.spec("python3 hold.py").limits(limits)
+                    .capture(new SandboxSpec.Capture(at, at)).build(), Stdio.pipes());
+            try (BufferedReader out = sandbox.process().inputReader(StandardCharsets.UTF_8)) {
+                CompletableFuture<String> held = CompletableFuture.supplyAsync(() -> Fixture.readLine(out));
+                String line = held.get(90, TimeUnit.SECONDS);
+                int during = threads.getThreadCount();
+                System.out.println("relay: " + line + " cost the host " + (during - before) + " threads ("
+                        + accepted.size() + " reached the stand-in stub)");
+                assertThat(line).as("half the task limit, then closed").isEqualTo("held 32");
+                assertThat(during - before).as(line + ": the host's threads while the sandbox holds them")
+                        .isLessThanOrEqualTo(limits.pids() + 16);
+                sandbox.process().getOutputStream().write('\n');
+                sandbox.process().getOutputStream().close();
+                assertThat(sandbox.waitFor(Fixture.TIMEOUT)).isPresent();
+            } finally {
+                sandbox.close();
+                accepted.forEach(s -> {
+                    try {
+                        s.close();
+                    } catch (IOException e) {
+                        // the test's own stand-in: nothing to report
+                    }
+                });
+            }
         }
     }
 }

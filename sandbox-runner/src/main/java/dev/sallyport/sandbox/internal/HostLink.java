@@ -34,7 +34,17 @@ public final class HostLink implements AutoCloseable {
     private static final Logger LOGGER = LoggerFactory.getLogger(HostLink.class);
 
     /** What the supervisor enforces besides "sockets the sandbox created". */
-    public record Rules(int insidePort, boolean tcpOnlyToInsidePort, int workloadUid, int workloadGid) {}
+    public record Rules(int insidePort, boolean tcpOnlyToInsidePort, int workloadUid, int workloadGid,
+                        RelayBudget budget) {
+        public Rules {
+            java.util.Objects.requireNonNull(budget, "budget");
+        }
+
+        /** The same, with the budget of a sandbox whose task limit is unknown ({@link RelayBudget#MOST}). */
+        public Rules(int insidePort, boolean tcpOnlyToInsidePort, int workloadUid, int workloadGid) {
+            this(insidePort, tcpOnlyToInsidePort, workloadUid, workloadGid, RelayBudget.forTasks(0, limit -> { }));
+        }
+    }
 
     private final Path socket;
     private final OwnedSocket server;
@@ -150,7 +160,7 @@ public final class HostLink implements AutoCloseable {
                 throw new IOException("descriptor 3 is " + kind + ", not a seccomp listener");
             }
         }
-        relay = ProxyRelay.start(listener, listener6, rules.insidePort(), proxy);
+        relay = ProxyRelay.start(listener, listener6, rules.insidePort(), proxy, rules.budget());
         if (udp) {
             dnsRelay = DnsDatagramRelay.start(dns, proxy.dns(), proxy.dnsHeader());
         }

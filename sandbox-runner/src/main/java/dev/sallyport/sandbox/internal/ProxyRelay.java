@@ -106,14 +106,17 @@ public final class ProxyRelay implements AutoCloseable {
 
     /** Takes ownership of {@code listener} (bound to {@code insidePort}) and accepts on it until {@link #close()}. */
     static ProxyRelay start(int listener, int insidePort, Targets targets) {
-        return start(listener, -1, insidePort, targets);
+        return start(listener, -1, insidePort, targets, RelayBudget.forTasks(0, limit -> { }));
     }
 
-    /** The same, with the sandbox's listener on {@code [::1]:insidePort} too ({@code listener6}; -1: none). */
-    static ProxyRelay start(int listener, int listener6, int insidePort, Targets targets) {
+    /**
+     * The same, with the sandbox's listener on {@code [::1]:insidePort} too ({@code listener6}; -1: none), both
+     * taking from the sandbox's {@code budget}.
+     */
+    static ProxyRelay start(int listener, int listener6, int insidePort, Targets targets, RelayBudget budget) {
         StreamRelay.Route route = inside -> route(inside, insidePort, targets);
-        return new ProxyRelay(StreamRelay.start(listener, "sallyport-sandbox-relay", route),
-                listener6 >= 0 ? StreamRelay.start(listener6, "sallyport-sandbox-relay6", route) : null);
+        return new ProxyRelay(StreamRelay.start(listener, "sallyport-sandbox-relay", route, budget),
+                listener6 >= 0 ? StreamRelay.start(listener6, "sallyport-sandbox-relay6", route, budget) : null);
     }
 
     private static StreamRelay.Target route(StreamRelay.Accepted inside, int insidePort, Targets targets) {

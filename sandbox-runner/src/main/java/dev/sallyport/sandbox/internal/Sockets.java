@@ -229,7 +229,23 @@ final class Sockets {
         return addr;
     }
 
-    /** Waits for and returns the next connection (close-on-exec). */
+    /** EMFILE, ENFILE, ENOBUFS, ENOMEM: the listener is fine, this process or the host is short of something. */
+    private static final java.util.Set<Integer> SHORT_OF = java.util.Set.of(24, 23, 105, 12);
+
+    /** An {@code accept} that failed for want of descriptors or memory: worth trying again a moment later. */
+    static final class ShortOfResources extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        ShortOfResources(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * Waits for and returns the next connection on {@code listener} (close-on-exec).
+     *
+     * @throws ShortOfResources when this process or the host ran out of descriptors or memory (the listener is fine)
+     */
     static int accept(int listener) throws IOException {
         while (true) {
             Syscalls.Result r = SYS.call("accept4", listener, 0, 0, SOCK_CLOEXEC, 0);
@@ -238,7 +254,8 @@ final class Sockets {
             }
             // ECONNABORTED: a client gave up before it was accepted; the listener is fine, the next may come
             if (r.errno() != Syscalls.EINTR && r.errno() != ECONNABORTED) {
-                throw new IOException("accept: " + Syscalls.errnoName(r.errno()));
+                String message = "accept: " + Syscalls.errnoName(r.errno());
+                throw SHORT_OF.contains(r.errno()) ? new ShortOfResources(message) : new IOException(message);
             }
         }
     }

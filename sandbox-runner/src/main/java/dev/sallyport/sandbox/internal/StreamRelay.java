@@ -13,7 +13,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * given to a {@link Route}, which names where it goes and what the relay writes there first (a {@code RelayHeader},
  * before any byte of the sandbox's, so the sandbox cannot forge it); then {@link Pump} copies both ways. A
  * connection the route refuses is closed unanswered. The accepting thread owns the listener and closes it;
- * {@link #close()} wakes it and ends every connection in flight.
+ * {@link #close()} wakes it and ends every connection in flight. Every connection takes a share of its sandbox's
+ * {@link RelayBudget} before anything else, and one over it is closed at once; an {@code accept} short of
+ * descriptors or memory is tried again a moment later (the listener stays).
  *
  * <p>Two relays stand on it: the process sandbox's {@link ProxyRelay} (its listener made inside the sandbox and
  * handed over) and the VM bridge's gateway relay ({@code vm.GatewayRelay}, its listeners bound here with
@@ -64,26 +66,35 @@ public final class StreamRelay implements AutoCloseable {
         /* @Nullable */ Target route(Accepted connection);
     }
 
+    /** How long an {@code accept} short of descriptors or memory waits before it tries again. */
+    private static final long SHORT_OF_RESOURCES_PAUSE_MILLIS = 100;
+
     private final OwnedSocket listener;
     private final Route route;
+    private final RelayBudget budget;
     private final Set<Pump> pumps = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
-    private StreamRelay(int listener, Route route) {
+    private StreamRelay(int listener, Route route, RelayBudget budget) {
         this.listener = new OwnedSocket(listener);
         this.route = route;
+        this.budget = java.util.Objects.requireNonNull(budget, "budget");
     }
 
-    /** Takes ownership of the listening socket {@code listener} and relays its connections until {@link #close()}. */
-    static StreamRelay start(int listener, String name, Route route) {
-        StreamRelay relay = new StreamRelay(listener, route);
+    /**
+     * Takes ownership of the listening socket {@code listener} and relays its connections until {@link #close()},
+     * each taking a share of {@code budget}.
+     */
+    static StreamRelay start(int listener, String name, Route route, RelayBudget budget) {
+        StreamRelay relay = new StreamRelay(listener, route, budget);
         Thread.ofPlatform().daemon().name(name).start(relay::accept);
         return relay;
     }
 
     /** Listens on the IPv4 address {@code at} and relays its connections until {@link #close()}. */
-    public static StreamRelay listen(InetSocketAddress at, String name, Route route) throws IOException {
-        return start(Sockets.tcpListener(at, 128), name, route);
+    public static StreamRelay listen(InetSocketAddress at, String name, Route route, RelayBudget budget)
+            throws IOException {
+        return start(Sockets.tcpListener(at, 128), name, route, budget);
     }
 
     private void accept() {
@@ -92,11 +103,28 @@ public final class StreamRelay implements AutoCloseable {
                 int accepted;
                 try {
                     accepted = Sockets.accept(listener.fd());
+                } catch (Sockets.ShortOfResources e) {
+                    if (!pause()) {
+                        return;
+                    }
+                    continue;               // the listener is fine: the connection waits in its backlog
                 } catch (IOException e) {
                     return;
                 }
-                Thread.ofPlatform().daemon().name("sallyport-relay-dial").stackSize(Pump.STACK)
-                        .start(() -> dial(accepted));
+                if (!budget.take()) {
+                    Sockets.close(accepted);    // over the sandbox's budget: closed at once, costing no thread
+                    continue;
+                }
+                try {
+                    Thread.ofPlatform().daemon().name("sallyport-relay-dial").stackSize(Pump.STACK)
+                            .start(() -> dial(accepted));
+                } catch (OutOfMemoryError e) {  // no thread to be had: the host is short, not this listener
+                    Sockets.close(accepted);
+                    budget.give();
+                    if (!pause()) {
+                        return;
+                    }
+                }
             }
         } finally {
             // Closed here, by the only thread that uses it: a number closed elsewhere could be reused under it.
@@ -104,7 +132,30 @@ public final class StreamRelay implements AutoCloseable {
         }
     }
 
+    /** Waits a moment before the next {@code accept}; false when interrupted. */
+    private static boolean pause() {
+        try {
+            Thread.sleep(SHORT_OF_RESOURCES_PAUSE_MILLIS);
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
     private void dial(int accepted) {
+        boolean pumping = false;
+        try {
+            pumping = relay(accepted);
+        } finally {
+            if (!pumping) {
+                budget.give();
+            }
+        }
+    }
+
+    /** Routes and dials {@code accepted}; true when a pump now carries it (and gives the budget back at its end). */
+    private boolean relay(int accepted) {
         Target target;
         try {
             target = closed ? null : route.route(new Accepted(accepted));
@@ -113,14 +164,14 @@ public final class StreamRelay implements AutoCloseable {
         }
         if (target == null) {
             Sockets.close(accepted);
-            return;
+            return false;
         }
         SocketChannel upstream;
         try {
             upstream = SocketChannel.open(target.to());
         } catch (IOException e) {
             Sockets.close(accepted);        // the proxy is not there: the sandbox sees the close
-            return;
+            return false;
         }
         try {
             if (target.header != null) {
@@ -132,14 +183,18 @@ public final class StreamRelay implements AutoCloseable {
         } catch (IOException e) {
             Sockets.close(accepted);
             closeQuietly(upstream);
-            return;
+            return false;
         }
-        Pump pump = new Pump(accepted, upstream, pumps::remove);
+        Pump pump = new Pump(accepted, upstream, ended -> {
+            pumps.remove(ended);
+            budget.give();
+        });
         pumps.add(pump);
         if (closed) {
             pump.abort();
         }
         pump.start();
+        return true;
     }
 
     private static void closeQuietly(SocketChannel channel) {

@@ -4,6 +4,7 @@ import dev.sallyport.policy.LiteralAddresses;
 import dev.sallyport.proxy.identity.RelayHeader;
 import dev.sallyport.sandbox.internal.DnsDatagramRelay;
 import dev.sallyport.sandbox.internal.ProxyRelay;
+import dev.sallyport.sandbox.internal.RelayBudget;
 import dev.sallyport.sandbox.internal.StreamRelay;
 import dev.sallyport.sandbox.net.SandboxNetwork;
 import java.io.IOException;
@@ -14,6 +15,8 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What a VM sandbox attached to a shared proxy finds on its bridge's gateway instead of a proxy of its own: a relay
@@ -42,6 +45,7 @@ import java.util.function.Consumer;
  */
 public final class GatewayRelay implements AutoCloseable {
 
+    private static final Logger LOGGER = LoggerFactory.getLogger(GatewayRelay.class);
     /** Distinct strangers reported at most (each once); more are still refused. */
     static final int MAX_REPORTED = 256;
 
@@ -53,6 +57,9 @@ public final class GatewayRelay implements AutoCloseable {
     private final Consumer<String> strangers;
     private final List<AutoCloseable> relays = new ArrayList<>();
     private final Set<String> reported = ConcurrentHashMap.newKeySet();
+    /** The guest's connections in flight on the host, over all three ports (its task limit is the guest kernel's). */
+    private final RelayBudget budget = RelayBudget.forTasks(0, limit -> LOGGER.warn("gateway relay: the guest holds {} "
+            + "connections at once, its most; more are closed until some end", limit));
 
     private GatewayRelay(SandboxNetwork network, InetSocketAddress proxy, String token, Consumer<String> strangers) {
         this.guest = InetAddress.ofLiteral(network.guest());
@@ -73,11 +80,11 @@ public final class GatewayRelay implements AutoCloseable {
         GatewayRelay relay = new GatewayRelay(network, proxy, token, strangers);
         try {
             relay.relays.add(StreamRelay.listen(relay.at(network.proxyPort()), "sallyport-gateway-relay",
-                    relay::explicit));
+                    relay::explicit, relay.budget));
             relay.relays.add(StreamRelay.listen(relay.at(network.transparentPort()), "sallyport-gateway-transparent",
-                    relay::transparent));
+                    relay::transparent, relay.budget));
             relay.relays.add(StreamRelay.listen(relay.at(network.dnsPort()), "sallyport-gateway-dns-tcp",
-                    relay::dns));
+                    relay::dns, relay.budget));
             relay.relays.add(DnsDatagramRelay.listen(relay.at(network.dnsPort()), proxy, RelayHeader.dns(token, false),
                     relay.guest, stranger -> relay.report(stranger)));
         } catch (IOException e) {
