@@ -246,4 +246,56 @@ class RunCaptureTest {
         assertThat(r.stdout()).as(r.stderr()).contains("curl=6");
         assertThat(tools.audit()).doesNotContain("\"event\":\"dns\"");
     }
+
+    /**
+     * Binding is allowed, but not where the sandbox's own relay listens: its TCP port on {@code 127.0.0.1},
+     * {@code 0.0.0.0}, {@code [::1]} and {@code [::]} and its UDP port (DNS) refuse another socket even with
+     * {@code SO_REUSEADDR} and {@code SO_REUSEPORT}, port 53 is not the command's to bind, and decoy listeners on every
+     * address of the site's port (where a captured connection was headed) hear nothing: capture redirects before a
+     * socket is looked up, so the connection still reaches the site through the proxy.
+     */
+    @Test
+    void theSandboxCannotTakeOverItsRelaysPortsOrCapturedConnections() throws IOException {
+        int port = site.port();
+        Files.writeString(tools.workspace().resolve("takeover.py"), """
+                import os, socket
+                relay = int(os.environ.get("P", "3128"))
+                one = lambda s, o: s.setsockopt(socket.SOL_SOCKET, o, 1)
+                def bind(kind, family, address, listen):
+                    s = socket.socket(family, kind)
+                    one(s, socket.SO_REUSEADDR); one(s, socket.SO_REUSEPORT)
+                    if family == socket.AF_INET6:
+                        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                    try:
+                        s.bind(address)
+                        if listen: s.listen(16)
+                        print("taken", kind.name, address)
+                        return s
+                    except OSError as e:
+                        print("refused", kind.name, address, e.errno)
+                for kind, listen in [(socket.SOCK_STREAM, True), (socket.SOCK_DGRAM, False)]:
+                    for family, host in [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET, "0.0.0.0"),
+                                         (socket.AF_INET6, "::1"), (socket.AF_INET6, "::")]:
+                        if not (kind == socket.SOCK_DGRAM and family == socket.AF_INET6):
+                            bind(kind, family, (host, relay), listen)
+                    bind(kind, socket.AF_INET, ("127.0.0.1", 53), listen)
+                decoys = [s for s in [bind(socket.SOCK_STREAM, socket.AF_INET, ("0.0.0.0", %d), True),
+                                      bind(socket.SOCK_STREAM, socket.AF_INET6, ("::", %d), True)] if s]
+                print("decoys", len(decoys), flush=True)
+                os.system("/usr/bin/curl -fsS --noproxy '*' --cacert /etc/ssl/certs/ca-certificates.crt %s")
+                for d in decoys:
+                    d.setblocking(False)
+                    try:
+                        d.accept(); print("decoy ACCEPTED")
+                    except BlockingIOError:
+                        print("decoy heard nothing")
+                """.formatted(port, port, url("/hello.txt")));
+        ExternalProcess.Result r = tools.run("", Map.of(), "env -i /usr/bin/python3 takeover.py");
+        assertThat(r.stdout()).as(r.stderr())
+                .contains("refused SOCK_STREAM ('127.0.0.1', 53) 13").contains("refused SOCK_DGRAM ('127.0.0.1', 53) 13")
+                .containsPattern("decoys [12]").contains(BODY).contains("decoy heard nothing").doesNotContain("decoy ACCEPTED");
+        assertThat(r.stdout().lines().filter(l -> l.startsWith("taken ")))
+                .as("only the decoys were bound").allSatisfy(l -> assertThat(l).endsWith(", " + port + ")")
+                        .matches("taken SOCK_STREAM \\('(0\\.0\\.0\\.0|::)', " + port + "\\)"));
+    }
 }
