@@ -26,7 +26,8 @@ class ArchitectureTest {
 
     /**
      * What of proxy-core other modules may use: the launch API, the events, the secrets a runner hands a
-     * sandbox (placeholders), the headers a runner's relay writes for a sandbox ({@code RelayHeader}), and the audit
+     * sandbox (placeholders), the headers a runner's relay writes for a sandbox ({@code RelayHeader}), what a runner
+     * refused on the host for its sandbox and reports to be audited ({@code ReportedRefusal}), and the audit
      * log's signing key and chain format ({@code audit verify}, {@code key}).
      * Everything else in proxy-core is its own.
      */
@@ -34,6 +35,7 @@ class ArchitectureTest {
             "dev.sallyport.proxy.ProxyOptions", "dev.sallyport.proxy.Resolver", "dev.sallyport.proxy.HeadStart",
             "dev.sallyport.proxy.inject.Placeholders", "dev.sallyport.proxy.inject.SecretStore",
             "dev.sallyport.proxy.inject.SecretLoadException", "dev.sallyport.proxy.identity.RelayHeader",
+            "dev.sallyport.proxy.identity.ReportedRefusal",
             "dev.sallyport.proxy.reload.PolicyHolder",
             "dev.sallyport.proxy.reload.ReloadResult", "dev.sallyport.proxy.reload.Snapshot",
             "dev.sallyport.proxy.audit.AuditKey", "dev.sallyport.proxy.audit.AuditChain");
