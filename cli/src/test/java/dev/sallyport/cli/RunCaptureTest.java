@@ -250,11 +250,11 @@ class RunCaptureTest {
     }
 
     /**
-     * FAILING (a hole): DNS over TCP from the sandbox is held without the per-client connection limit that its
-     * explicit and transparent connections have (1,024 by default, {@code proxy.limits}): every connection to its
-     * port 53 is relayed to the run's DNS stub, which caps nothing, and each holds two threads and three descriptors
-     * of the run's JVM (see {@code LimitsAttackTest}). 1,100 connections, each asking once and held open, must not
-     * all be answered.
+     * DNS over TCP from the sandbox is held to the per-client connection limit that its explicit and transparent
+     * connections have (1,024 by default, {@code proxy.limits}): every connection to its port 53 is relayed to the
+     * run's DNS stub, whose TCP listener takes a connection slot for each (once it took none, and each held two
+     * threads and three descriptors of the run's JVM: see {@code LimitsAttackTest}). 1,100 connections, each asking
+     * once and held open, must not all be answered.
      */
     @Test
     void dnsOverTcpIsHeldUnderThePerClientConnectionLimit() throws IOException {
