@@ -8,6 +8,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -297,5 +299,41 @@ class RunCaptureTest {
         assertThat(r.stdout().lines().filter(l -> l.startsWith("taken ")))
                 .as("only the decoys were bound").allSatisfy(l -> assertThat(l).endsWith(", " + port + ")")
                         .matches("taken SOCK_STREAM \\('(0\\.0\\.0\\.0|::)', " + port + "\\)"));
+    }
+
+    /**
+     * DNS over TCP from the sandbox is held to the per-client connection limit that its explicit and transparent
+     * connections have (1,024 by default, {@code proxy.limits}): every connection to its port 53 is relayed to the
+     * run's DNS stub, whose TCP listener takes a connection slot for each (once it took none, and each held two
+     * threads and three descriptors of the run's JVM: see {@code LimitsAttackTest}). 1,100 connections, each asking
+     * once and held open, must not all be answered.
+     */
+    @Test
+    void dnsOverTcpIsHeldUnderThePerClientConnectionLimit() throws IOException {
+        Files.writeString(tools.workspace().resolve("dnsflood.py"), """
+                import resource, socket, struct
+                soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+                resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))     # 1,100 descriptors and some
+                q = b"\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x07allowed\\x07example\\x04test\\x00\\x00\\x01\\x00\\x01"
+                held, answered, refused, unopened = [], 0, 0, 0
+                for i in range(1100):
+                    try:
+                        c = socket.create_connection(("127.0.0.1", 53), timeout=10)
+                    except OSError:                                 # the sandbox's own limit, not the host's
+                        unopened += 1
+                        continue
+                    held.append(c)
+                    try:
+                        c.sendall(struct.pack("!H", len(q)) + q)
+                        answered += len(c.recv(2)) == 2
+                    except OSError:
+                        pass
+                refused = len(held) - answered
+                print("answered", answered, "refused", refused, "unopened", unopened, flush=True)
+                """);
+        ExternalProcess.Result r = tools.run("", Map.of(), "env -i /usr/bin/python3 dnsflood.py");
+        Matcher m = Pattern.compile("answered (\\d+) refused (\\d+) unopened 0$", Pattern.MULTILINE).matcher(r.stdout());
+        assertThat(m.find()).as(r.stdout() + r.stderr()).isTrue();
+        assertThat(Integer.parseInt(m.group(1))).as(m.group()).isLessThanOrEqualTo(1024);
     }
 }

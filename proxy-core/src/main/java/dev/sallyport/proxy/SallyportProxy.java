@@ -13,6 +13,7 @@ import dev.sallyport.policy.StateDirectory;
 import dev.sallyport.proxy.admin.AdminServer;
 import dev.sallyport.proxy.audit.AuditKey;
 import dev.sallyport.proxy.audit.AuditLog;
+import dev.sallyport.proxy.connect.ConnectionSlot;
 import dev.sallyport.proxy.connect.FrontendInitializer;
 import dev.sallyport.proxy.connect.OriginalDestination;
 import dev.sallyport.proxy.dns.DnsServer;
@@ -305,7 +306,8 @@ public final class SallyportProxy implements AutoCloseable {
     private void startCapture(ProxyOptions.Capture capture, Prepared prepared) throws InterruptedException {
         if (capture.dns() != null) {
             HostPort bind = capture.dns();
-            dns = DnsServer.start(new InetSocketAddress(bind.host(), bind.port()), group, stub);
+            dns = DnsServer.start(new InetSocketAddress(bind.host(), bind.port()), group, stub,
+                    ch -> ConnectionSlot.admitWithoutAnswer(context, ch));
             LOGGER.info("dns stub listening address={} (udp and tcp)", dns.address());
             context.addSelf(dns.address());
         }

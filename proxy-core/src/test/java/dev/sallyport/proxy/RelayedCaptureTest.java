@@ -175,6 +175,15 @@ class RelayedCaptureTest {
     }
 
     @Test
+    void aDnsStreamFedOneByteAtATimeIsClosedAllTheSame() throws Exception {
+        try (Socket s = new Socket("127.0.0.1", proxy.port())) {
+            s.getOutputStream().write(dns(a));
+            assertThat(DnsConnectionLimitTest.trickle(s, Duration.ofSeconds(30))).as("closed within the stub's 10 s")
+                    .isLessThan(20);
+        }
+    }
+
+    @Test
     void aTransparentConnectionIsTheSandboxsOwnWithItsSecretAndAnotherSandboxsAddressReachesNothing()
             throws Exception {
         InetAddress mine = ask(dns(a), "shared.test").address();

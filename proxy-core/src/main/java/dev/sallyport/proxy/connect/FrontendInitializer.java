@@ -12,7 +12,7 @@ import dev.sallyport.proxy.http2.Http2Connections;
 import dev.sallyport.proxy.internal.AuditRecord;
 import dev.sallyport.proxy.internal.ProxyContext;
 import dev.sallyport.proxy.internal.TunnelTarget;
-import dev.sallyport.proxy.limits.ClientSlots;
+import dev.sallyport.proxy.limits.Admission;
 import dev.sallyport.proxy.mitm.ServerContexts;
 import dev.sallyport.proxy.upstream.UpstreamConnector;
 import io.netty.buffer.ByteBuf;
@@ -59,20 +59,12 @@ public final class FrontendInitializer extends ChannelInitializer<SocketChannel>
 
     @Override
     protected void initChannel(SocketChannel ch) {
-        switch (ConnectionSlot.open(context, ch)) {
-            case CLIENT_LIMIT -> {
-                refuse(ch, 429, ClientSlots.CONNECTION_LIMIT);
-                return;
-            }
-            case PROXY_LIMIT -> {
-                refuse(ch, 503, "too_many_connections");
-                return;
-            }
-            case ADMITTED -> { }
+        Admission admission = ConnectionSlot.open(context, ch);
+        if (admission != Admission.ADMITTED) {
+            refuse(ch, admission == Admission.CLIENT_LIMIT ? 429 : 503, ConnectionSlot.reason(admission));
+            return;
         }
-        context.channels().add(ch);
-        context.emit(new ProxyEvent.ConnectionOpened(context.clock().instant()));
-        ch.closeFuture().addListener(f -> context.emit(new ProxyEvent.ConnectionClosed(context.clock().instant())));
+        ConnectionSlot.track(context, ch);
         if (transparent != null) {
             pipeline.installTransparent(ch, transparent, source);
         } else {

@@ -10,6 +10,7 @@ import io.netty.handler.codec.dns.DatagramDnsResponse;
 import io.netty.handler.codec.dns.DefaultDnsResponse;
 import io.netty.handler.codec.dns.DnsQuery;
 import io.netty.handler.codec.dns.DnsResponse;
+import io.netty.handler.timeout.ReadTimeoutException;
 import java.net.InetSocketAddress;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,7 +52,12 @@ final class DnsQueryHandler extends SimpleChannelInboundHandler<DnsQuery> {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        LOGGER.debug("dns: dropped a query that does not decode", cause);
+        if (cause instanceof ReadTimeoutException) {
+            LOGGER.debug("dns: closed a tcp connection that sent no whole query in time client={}",
+                    ctx.channel().remoteAddress());
+        } else {
+            LOGGER.debug("dns: dropped a query that does not decode", cause);
+        }
         if (!datagram) {
             ctx.writeAndFlush(ctx.alloc().buffer(0)).addListener(ChannelFutureListener.CLOSE);
         }

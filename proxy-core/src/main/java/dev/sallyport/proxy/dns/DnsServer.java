@@ -18,10 +18,13 @@ import io.netty.handler.timeout.ReadTimeoutHandler;
 import dev.sallyport.proxy.internal.Transports;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 
 /**
  * The DNS stub's listeners: UDP and TCP on one address (port 0 picks one port free for both), on the proxy's event
- * loops. A TCP connection that sends nothing for 10 seconds is closed.
+ * loops. Each TCP connection is admitted first as the main listener admits its clients (the caller's {@code admit}:
+ * the client's connection slot, refused and closed over its limit), and is closed when no whole query arrived for 10
+ * seconds: the bytes of a query that never completes do not keep it open.
  */
 public final class DnsServer implements AutoCloseable {
 
@@ -34,17 +37,21 @@ public final class DnsServer implements AutoCloseable {
         this.tcp = tcp;
     }
 
-    /** Binds both listeners on {@code address}; on failure nothing stays bound. */
-    public static DnsServer start(InetSocketAddress address, EventLoopGroup group, DnsStub stub)
-            throws InterruptedException {
+    /**
+     * Binds both listeners on {@code address}; on failure nothing stays bound. {@code admit} sees each accepted TCP
+     * connection first: false, it refused (and closed) it, and nothing of it is read.
+     */
+    public static DnsServer start(InetSocketAddress address, EventLoopGroup group, DnsStub stub,
+                                  Predicate<Channel> admit) throws InterruptedException {
         DnsQueryHandler datagrams = new DnsQueryHandler(stub, true, stub.families());
         DnsQueryHandler streams = new DnsQueryHandler(stub, false, stub.families());
         Channel tcp = new ServerBootstrap().group(group).channel(Transports.serverChannel())
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast(new ReadTimeoutHandler(IDLE_SECONDS, TimeUnit.SECONDS),
-                                new TcpDnsQueryDecoder(), new TcpDnsResponseEncoder(), streams);
+                        if (admit.test(ch)) {
+                            ch.pipeline().addLast(stream(streams));
+                        }
                     }
                 })
                 .bind(address).sync().channel();
@@ -73,8 +80,16 @@ public final class DnsServer implements AutoCloseable {
      * {@code aaaa}: AAAA questions get synthetic IPv6 answers.
      */
     public static ChannelHandler[] relayedStream(DnsStub stub, boolean aaaa) {
-        return new ChannelHandler[] {new TcpDnsQueryDecoder(), new TcpDnsResponseEncoder(),
-            new DnsQueryHandler(stub, false, aaaa ? DnsStub.Families.BOTH : DnsStub.Families.IPV4)};
+        return stream(new DnsQueryHandler(stub, false, aaaa ? DnsStub.Families.BOTH : DnsStub.Families.IPV4));
+    }
+
+    /**
+     * DNS over TCP answered by {@code queries}, closed {@value #IDLE_SECONDS} s after it began or after its last
+     * whole query: the timeout stands after the decoder, so it sees queries, not bytes.
+     */
+    private static ChannelHandler[] stream(DnsQueryHandler queries) {
+        return new ChannelHandler[] {new TcpDnsQueryDecoder(), new ReadTimeoutHandler(IDLE_SECONDS, TimeUnit.SECONDS),
+            new TcpDnsResponseEncoder(), queries};
     }
 
     /** Where both listeners are bound (the same address and port). */
