@@ -238,8 +238,8 @@ class RunCommandTest {
             assertThat(run.exit()).as(run.stderr()).isZero();
             assertThat(run.stderr()).contains(extra.isEmpty()
                     ? "sallyport: capture is off (--no-capture): the guest reaches only the proxy port"
-                    : "sallyport: sandbox job-8 attached to the proxy at 127.0.0.1:3128; the gateway relays the guest's "
-                    + "proxy connections to it; capture is off (--no-capture)");
+                    : "sallyport: sandbox job-8 attached to the proxy at 127.0.0.1:3128; the gateway relays the "
+                    + "guest's proxy connections to it; capture is off (--no-capture)");
             assertThat(run.stdout()).as(run.stdout()).doesNotContain("dnat").doesNotContain("IPAM routes")
                     .doesNotContain(":3129").doesNotContain(":3130")
                     .containsPattern("\t\tip daddr 10\\.213\\.\\d+\\.1 tcp dport 3128 accept\n");

@@ -57,7 +57,8 @@ class VmNoCaptureTest {
              SharedProxyTest.Upstream other = SharedProxyTest.Upstream.start("from b's upstream");
              SharedProxyTest.Shared shared = SharedProxyTest.Shared.start(f, up.port(), other.port())) {
             check(f, "vm-attached", shared.attach("sandbox-a", Optional.empty()), null, up,
-                    "from a's upstream", "the gateway relays the guest's proxy connections to it; capture is off (--no-capture)",
+                    "from a's upstream",
+                    "the gateway relays the guest's proxy connections to it; capture is off (--no-capture)",
                     "-H \"Authorization: Bearer $A_TOKEN\" ");
             assertThat(up.seen()).containsExactly("/own Bearer real-value-of-a");
             assertThat(shared.records()).anySatisfy(r -> assertThat(r).contains("\"identity\":\"sandbox-a\"",
@@ -68,7 +69,8 @@ class VmNoCaptureTest {
 
     /** One run without capture; what its guest saw, and what the host has on the gateway while it runs. */
     private static void check(Fixture f, String name, SandboxRun.ProxyMode proxy, /* @Nullable */ Policy policy,
-                              SharedProxyTest.Upstream up, String body, String firstLine, String curlArgs) throws Exception {
+                              SharedProxyTest.Upstream up, String body, String firstLine, String curlArgs)
+            throws Exception {
         Prerequisites.require("dig", Executables.find("dig").isPresent(), "bind9-dnsutils (scripts/install-deps.sh)");
         Path nerdctl = StandInNerdctl.write(Files.createDirectories(f.root.resolve("nerdctl-" + name)));
         Path ws = VmSharedProxyTest.workspace(f, name);

@@ -25,7 +25,8 @@ import dev.sallyport.policy.LiteralAddresses;
  *       decided there as an IP-literal CONNECT. Without capture ({@code sallyport run --no-capture}) there is no
  *       such chain: nothing is translated.</li>
  *   <li>input: IPv6 from the bridge is dropped; TCP to the gateway address on the proxy's three ports (explicit,
- *       transparent, DNS) and UDP to its DNS port are accepted (without capture only the explicit port); other TCP gets a reset and everything else ICMP
+ *       transparent, DNS) and UDP to its DNS port are accepted (without capture only the explicit port); other
+ *       TCP gets a reset and everything else ICMP
  *       admin-prohibited (no other DNS, DHCP, SSH, the admin listener, host services).</li>
  *   <li>input to the gateway address from any interface but the bridge and loopback is dropped: Linux accepts a
  *       packet for any local address on any interface, so without this a host on the LAN (or another sandbox)
@@ -124,9 +125,16 @@ public final class NftRuleset {
                 """.formatted(table, bridge, gateway, proxyPort, PRIORITY, transparentPort, dnsPort,
                 literals == LiteralAddresses.CAPTURE ? "!= " + gateway : SYNTHETIC, guest, SPOOFED, SPOOFED_SIZE,
                 SOURCE_PRIORITY, capture ? captureChain(bridge, gateway, transparentPort, dnsPort, literals) : "",
-                capture ? "\t\tip daddr %1$s tcp dport { %2$d, %3$d, %4$d } accept\n\t\tip daddr %1$s udp dport %4$d accept\n"
-                        .formatted(gateway, proxyPort, transparentPort, dnsPort)
-                        : "\t\tip daddr %s tcp dport %d accept\n".formatted(gateway, proxyPort));
+                accepted(gateway, proxyPort, transparentPort, dnsPort, capture));
+    }
+
+    /** What the bridge may reach on the gateway: the proxy's three ports (UDP for DNS), or only the explicit one. */
+    private static String accepted(String gateway, int proxyPort, int transparentPort, int dnsPort, boolean capture) {
+        if (!capture) {
+            return "\t\tip daddr %s tcp dport %d accept\n".formatted(gateway, proxyPort);
+        }
+        return "\t\tip daddr %1$s tcp dport { %2$d, %3$d, %4$d } accept\n\t\tip daddr %1$s udp dport %4$d accept\n"
+                .formatted(gateway, proxyPort, transparentPort, dnsPort);
     }
 
     /** Transparent capture's DNAT: the guest's DNS to the gateway to the stub, its captured TCP to the listener. */

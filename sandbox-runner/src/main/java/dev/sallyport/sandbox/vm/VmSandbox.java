@@ -71,7 +71,8 @@ public final class VmSandbox {
         @Override
         public String toString() {
             return "Workload[" + runtime.cliName() + ", " + image + ", " + command + ", " + workspace + ", secrets="
-                    + secrets.keySet() + ", dryRun=" + dryRun + ", " + nerdctl + ", " + literals + (capture ? "" : ", no capture") + "]";
+                    + secrets.keySet() + ", dryRun=" + dryRun + ", " + nerdctl + ", " + literals
+                    + (capture ? "" : ", no capture") + "]";
         }
     }
 
