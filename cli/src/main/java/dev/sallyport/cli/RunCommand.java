@@ -120,8 +120,9 @@ public final class RunCommand implements Callable<Integer> {
     @Option(names = "--git-writable", description = "Let COMMAND commit: .git writable, its hooks and config still read-only.")
     boolean gitWritable;
 
-    @Option(names = "--no-capture", description = "process backend: no DNS and no transparent capture in the sandbox; "
-            + "only clients that use the proxy variables get out.")
+    @Option(names = "--no-capture", description = "No DNS and no transparent capture: only clients that use the "
+            + "proxy variables get out (VM backend: the host table translates nothing and lets the guest reach only "
+            + "the proxy port on the gateway).")
     boolean noCapture;
 
     @Option(names = "--package-cache", description = "process backend: keep package caches (~/.m2/repository, "
@@ -267,7 +268,7 @@ public final class RunCommand implements Callable<Integer> {
             throw new UsageException("--image: missing (expected: the container image to run, with --backend nerdctl)");
         }
         try {
-            return new SandboxRun.Backend.Nerdctl(VmRuntime.parse(runtime), image, dryRun);
+            return new SandboxRun.Backend.Nerdctl(VmRuntime.parse(runtime), image, dryRun, "nerdctl", !noCapture);
         } catch (IllegalArgumentException e) {
             throw new UsageException("--runtime: '" + runtime + "' (expected: kata, runc or runsc)");
         }

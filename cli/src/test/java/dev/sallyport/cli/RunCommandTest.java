@@ -216,6 +216,37 @@ class RunCommandTest {
     }
 
     @Test
+    void nerdctlDryRunWithNoCapturePlansNoDnatNoRoutesAndSaysSoOwnProxyAndAttached() throws Exception {
+        Path workspace = Files.createDirectories(dir.resolve("ws-no-capture"));
+        if (Prerequisites.isRoot()) {
+            Files.setAttribute(workspace, "unix:uid", 1000);
+            Files.setAttribute(workspace, "unix:gid", 1000);
+        }
+        Path ca = Files.write(dir.resolve("nc-ca.pem"), dev.sallyport.ca.CaExport.pem(
+                dev.sallyport.ca.CertificateAuthority.ephemeral("Shared test CA"), false));
+        Path token = Files.writeString(dir.resolve("nc-admin-token"), "not-used-by-a-dry-run\n");
+        List<String> common = List.of("run", "--backend", "nerdctl", "--image", "img.example/tools:1", "--workdir",
+                workspace.toString(), "--dry-run", "--no-capture");
+        List<String> attached = List.of("--proxy", "127.0.0.1:3128", "--proxy-admin", "127.0.0.1:1", "--ca-cert",
+                ca.toString(), "--proxy-token", token.toString(), "--identity", "job-8");
+        for (List<String> extra : List.of(List.<String>of(), attached)) {
+            List<String> args = new java.util.ArrayList<>(common);
+            args.addAll(extra);
+            args.addAll(List.of("--", "true"));
+            ExternalProcess.Result run = CliProcess.run(Map.of("SALLYPORT_HOME", dir.resolve("state").toString()),
+                    Duration.ofSeconds(120), args.toArray(String[]::new));
+            assertThat(run.exit()).as(run.stderr()).isZero();
+            assertThat(run.stderr()).contains(extra.isEmpty()
+                    ? "sallyport: capture is off (--no-capture): the guest reaches only the proxy port"
+                    : "sallyport: sandbox job-8 attached to the proxy at 127.0.0.1:3128; the gateway relays the "
+                    + "guest's proxy connections to it; capture is off (--no-capture)");
+            assertThat(run.stdout()).as(run.stdout()).doesNotContain("dnat").doesNotContain("IPAM routes")
+                    .doesNotContain(":3129").doesNotContain(":3130")
+                    .containsPattern("\t\tip daddr 10\\.213\\.\\d+\\.1 tcp dport 3128 accept\n");
+        }
+    }
+
+    @Test
     void nerdctlDryRunWithProxyPlansTheGatewayRelayToTheSharedProxyAndRegistersNothing() throws Exception {
         Path workspace = Files.createDirectories(dir.resolve("ws-attached"));
         if (Prerequisites.isRoot()) {

@@ -107,8 +107,9 @@ final class RunSteps {
      */
     private int attachedVm(SandboxRun.ProxyMode.Attached proxy, SandboxRun.Backend.Nerdctl vm) throws Exception {
         err.printf("sallyport: sandbox %s attached to the proxy at %s:%d; the gateway relays the guest's proxy "
-                + "connections, DNS and captured TCP to it%n", proxy.identity(),
-                proxy.address().getHostString(), proxy.address().getPort());
+                + (vm.capture() ? "connections, DNS and captured TCP to it%n"
+                        : "connections to it; capture is off (--no-capture): no DNS, no captured TCP%n"),
+                proxy.identity(), proxy.address().getHostString(), proxy.address().getPort());
         err.flush();
         if (vm.dryRun()) {
             return VmSandbox.run(workload(vm, Map.of()), proxy.caPem(), out, relayHook(proxy, null));
@@ -121,7 +122,7 @@ final class RunSteps {
 
     private VmSandbox.Workload workload(SandboxRun.Backend.Nerdctl vm, Map<String, String> placeholders) {
         return new VmSandbox.Workload(vm.runtime(), vm.image(), run.command(), run.workdir(), placeholders,
-                vm.dryRun(), vm.nerdctl(), run.policy().network().literalAddresses());
+                vm.dryRun(), vm.nerdctl(), run.policy().network().literalAddresses(), vm.capture());
     }
 
     /** The gateway relay to the shared proxy with {@code lease}'s token (null: a dry run, which starts nothing). */
@@ -154,9 +155,10 @@ final class RunSteps {
                         + proxy.admin().getHostString() + ":" + proxy.admin().getPort() + ", then start the relay on "
                         + network.gateway() + ":" + network.proxyPort() + " to the proxy at "
                         + proxy.address().getHostString() + ":" + proxy.address().getPort()
-                        + " (taking only " + network.guest() + ", presenting the registration's token); captured TCP "
-                        + "on " + network.gateway() + ":" + network.transparentPort() + " (with its original "
-                        + "destination) and DNS on " + network.gateway() + ":" + network.dnsPort() + " go the same way";
+                        + " (taking only " + network.guest() + ", presenting the registration's token)"
+                        + (network.capture() ? "; captured TCP on " + network.gateway() + ":"
+                        + network.transparentPort() + " (with its original destination) and DNS on " + network.gateway()
+                        + ":" + network.dnsPort() + " go the same way" : "; no capture");
             }
         };
     }
@@ -188,13 +190,20 @@ final class RunSteps {
                     yield ProcessSandbox.run(spec.build(), err);
                 }
             }
-            case SandboxRun.Backend.Nerdctl vm ->
-                    VmSandbox.run(workload(vm, placeholders), caPem, out, capturingVmProxy(policy, ca, keys));
+            case SandboxRun.Backend.Nerdctl vm -> {
+                if (!vm.capture()) {
+                    err.println("sallyport: capture is off (--no-capture): the guest reaches only the proxy port, no "
+                            + "DNS and no captured TCP");
+                    err.flush();
+                }
+                yield VmSandbox.run(workload(vm, placeholders), caPem, out, capturingVmProxy(policy, ca, keys));
+            }
         };
     }
 
     /**
-     * The VM run's own proxy, started once the bridge exists, capturing ({@link VmSandbox#proxyOn}); a spoofed source
+     * The VM run's own proxy, started once the bridge exists, capturing unless the network does not
+     * ({@link VmSandbox#proxyOn}); a spoofed source
      * the host table dropped is audited there too (the guest reaches its own proxy as {@code anonymous}).
      */
     private static ProxyHook capturingVmProxy(Policy policy, CertificateAuthority ca, Placeholders keys) {

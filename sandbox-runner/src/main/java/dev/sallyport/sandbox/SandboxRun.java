@@ -251,16 +251,24 @@ public record SandboxRun(List<String> command, Path workdir, Policy policy, List
         /**
          * The VM backend ({@link dev.sallyport.sandbox.vm.VmSandbox}): the command in {@code image} under
          * {@code runtime}, driven by the {@code nerdctl} program; with {@code dryRun} every host command is printed
-         * and none runs.
+         * and none runs. {@code capture} (on unless {@code --no-capture}): the host table sends the guest's DNS and its
+         * TCP to synthetic addresses to the proxy's DNS stub and transparent listener on the gateway; off, the guest
+         * reaches only the explicit proxy port.
          */
-        record Nerdctl(VmRuntime runtime, String image, boolean dryRun, String nerdctl) implements Backend {
+        record Nerdctl(VmRuntime runtime, String image, boolean dryRun, String nerdctl, boolean capture)
+                implements Backend {
             public Nerdctl {
                 Objects.requireNonNull(runtime, "runtime");
                 Objects.requireNonNull(image, "image");
                 Objects.requireNonNull(nerdctl, "nerdctl");
             }
 
-            /** The {@code nerdctl} found on the PATH. */
+            /** With transparent capture. */
+            public Nerdctl(VmRuntime runtime, String image, boolean dryRun, String nerdctl) {
+                this(runtime, image, dryRun, nerdctl, true);
+            }
+
+            /** The {@code nerdctl} found on the PATH, with transparent capture. */
             public Nerdctl(VmRuntime runtime, String image, boolean dryRun) {
                 this(runtime, image, dryRun, "nerdctl");
             }

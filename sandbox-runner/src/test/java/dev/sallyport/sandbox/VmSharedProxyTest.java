@@ -231,6 +231,13 @@ class VmSharedProxyTest {
     static CompletableFuture<Integer> inBackground(Path nerdctl, Path workspace, SandboxRun.ProxyMode proxy,
                                                    /* @Nullable */ Policy policy, String script,
                                                    ByteArrayOutputStream out) {
+        return inBackground(nerdctl, workspace, proxy, policy, true, script, out);
+    }
+
+    /** The same, capturing or not ({@code --no-capture}). */
+    static CompletableFuture<Integer> inBackground(Path nerdctl, Path workspace, SandboxRun.ProxyMode proxy,
+                                                   /* @Nullable */ Policy policy, boolean capture, String script,
+                                                   ByteArrayOutputStream out) {
         PrintStream print = new PrintStream(out, true, StandardCharsets.UTF_8);
         return CompletableFuture.supplyAsync(() -> {
             try {
@@ -241,7 +248,8 @@ class VmSharedProxyTest {
                     run.policy(policy);
                 }
                 return run.proxy(proxy)
-                        .backend(new SandboxRun.Backend.Nerdctl(VmRuntime.RUNC, "debian:12", false, nerdctl.toString()))
+                        .backend(new SandboxRun.Backend.Nerdctl(VmRuntime.RUNC, "debian:12", false, nerdctl.toString(),
+                                capture))
                         .build().run(print, print);
             } catch (Exception e) {
                 e.printStackTrace(print);

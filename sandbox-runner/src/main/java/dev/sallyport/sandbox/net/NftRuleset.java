@@ -22,9 +22,11 @@ import dev.sallyport.policy.LiteralAddresses;
  *       the sandbox's PROXY v2 header). Nothing else is
  *       translated: every other destination meets the filter chains below unchanged; with the policy's
  *       {@code network.literal_addresses: capture}, TCP to any address but the gateway's goes to that listener too,
- *       decided there as an IP-literal CONNECT.</li>
+ *       decided there as an IP-literal CONNECT. Without capture ({@code sallyport run --no-capture}) there is no
+ *       such chain: nothing is translated.</li>
  *   <li>input: IPv6 from the bridge is dropped; TCP to the gateway address on the proxy's three ports (explicit,
- *       transparent, DNS) and UDP to its DNS port are accepted; other TCP gets a reset and everything else ICMP
+ *       transparent, DNS) and UDP to its DNS port are accepted (without capture only the explicit port); other
+ *       TCP gets a reset and everything else ICMP
  *       admin-prohibited (no other DNS, DHCP, SSH, the admin listener, host services).</li>
  *   <li>input to the gateway address from any interface but the bridge and loopback is dropped: Linux accepts a
  *       packet for any local address on any interface, so without this a host on the LAN (or another sandbox)
@@ -70,6 +72,16 @@ public final class NftRuleset {
      */
     public static String render(String table, String bridge, String gateway, String guest, int proxyPort,
                                 int transparentPort, int dnsPort, LiteralAddresses literals) {
+        return render(table, bridge, gateway, guest, proxyPort, transparentPort, dnsPort, literals, true);
+    }
+
+    /**
+     * The same; without {@code capture} ({@code sallyport run --no-capture}) there is no prerouting (nat) chain, so
+     * nothing is translated, and the bridge may reach only the proxy port on the gateway: its DNS and transparent
+     * ports are refused like any other.
+     */
+    public static String render(String table, String bridge, String gateway, String guest, int proxyPort,
+                                int transparentPort, int dnsPort, LiteralAddresses literals, boolean capture) {
         requireName("table", table);
         requireName("bridge", bridge);
         Ipv4Subnet.parseAddress(gateway);
@@ -94,12 +106,7 @@ public final class NftRuleset {
                 \t\tiifname "%2$s" ip saddr != %9$s counter drop
                 \t\tiifname != "%2$s" ip saddr %9$s drop
                 \t}
-                \tchain prerouting {
-                \t\ttype nat hook prerouting priority %5$d; policy accept;
-                \t\tiifname "%2$s" ip daddr %3$s meta l4proto { tcp, udp } th dport 53 dnat ip to %3$s:%7$d
-                \t\tiifname "%2$s" ip daddr %8$s meta l4proto tcp dnat ip to %3$s:%6$d
-                \t}
-                \tchain forward {
+                %13$s\tchain forward {
                 \t\ttype filter hook forward priority %5$d; policy accept;
                 \t\tiifname "%2$s" reject with icmpx type admin-prohibited
                 \t\toifname "%2$s" drop
@@ -111,15 +118,36 @@ public final class NftRuleset {
                 \t}
                 \tchain from_sandbox {
                 \t\tmeta nfproto ipv6 drop
-                \t\tip daddr %3$s tcp dport { %4$d, %6$d, %7$d } accept
-                \t\tip daddr %3$s udp dport %7$d accept
-                \t\tmeta l4proto tcp reject with tcp reset
+                %14$s\t\tmeta l4proto tcp reject with tcp reset
                 \t\treject with icmpx type admin-prohibited
                 \t}
                 }
                 """.formatted(table, bridge, gateway, proxyPort, PRIORITY, transparentPort, dnsPort,
                 literals == LiteralAddresses.CAPTURE ? "!= " + gateway : SYNTHETIC, guest, SPOOFED, SPOOFED_SIZE,
-                SOURCE_PRIORITY);
+                SOURCE_PRIORITY, capture ? captureChain(bridge, gateway, transparentPort, dnsPort, literals) : "",
+                accepted(gateway, proxyPort, transparentPort, dnsPort, capture));
+    }
+
+    /** What the bridge may reach on the gateway: the proxy's three ports (UDP for DNS), or only the explicit one. */
+    private static String accepted(String gateway, int proxyPort, int transparentPort, int dnsPort, boolean capture) {
+        if (!capture) {
+            return "\t\tip daddr %s tcp dport %d accept\n".formatted(gateway, proxyPort);
+        }
+        return "\t\tip daddr %1$s tcp dport { %2$d, %3$d, %4$d } accept\n\t\tip daddr %1$s udp dport %4$d accept\n"
+                .formatted(gateway, proxyPort, transparentPort, dnsPort);
+    }
+
+    /** Transparent capture's DNAT: the guest's DNS to the gateway to the stub, its captured TCP to the listener. */
+    private static String captureChain(String bridge, String gateway, int transparentPort, int dnsPort,
+                                       LiteralAddresses literals) {
+        return """
+                \tchain prerouting {
+                \t\ttype nat hook prerouting priority %4$d; policy accept;
+                \t\tiifname "%1$s" ip daddr %2$s meta l4proto { tcp, udp } th dport 53 dnat ip to %2$s:%6$d
+                \t\tiifname "%1$s" ip daddr %3$s meta l4proto tcp dnat ip to %2$s:%5$d
+                \t}
+                """.formatted(bridge, gateway, literals == LiteralAddresses.CAPTURE ? "!= " + gateway : SYNTHETIC,
+                PRIORITY, transparentPort, dnsPort);
     }
 
     private static void requireName(String what, String name) {

@@ -29,8 +29,11 @@ import java.util.regex.Pattern;
  *                  listener and its DNS stub there
  * @param literals  whether the table sends TCP to literal addresses to the transparent listener too (the policy's
  *                  {@code network.literal_addresses})
+ * @param capture   whether the guest's DNS and TCP to synthetic (and captured literal) addresses go to the proxy's DNS
+ *                  stub and transparent listener; off ({@code sallyport run --no-capture}): the table translates
+ *                  nothing and lets in only the proxy port, the guest gets no extra routes
  */
-public record SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort, LiteralAddresses literals) {
+public record SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort, LiteralAddresses literals, boolean capture) {
 
     /** Prefix of every name the runner creates (networks, containers, bridge aliases). */
     public static final String NAME_PREFIX = "sallyport-";
@@ -54,14 +57,24 @@ public record SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort, Litera
         java.util.Objects.requireNonNull(literals, "literals");
     }
 
-    /** Only synthetic addresses captured ({@link LiteralAddresses#NO_ROUTE}). */
+    /** Capturing, literal addresses as {@code literals} says. */
+    public SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort, LiteralAddresses literals) {
+        this(id, subnet, proxyPort, literals, true);
+    }
+
+    /** Capturing only synthetic addresses ({@link LiteralAddresses#NO_ROUTE}). */
     public SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort) {
         this(id, subnet, proxyPort, LiteralAddresses.NO_ROUTE);
     }
 
     /** The same network, its table capturing literal addresses as {@code value} says. */
     public SandboxNetwork withLiterals(LiteralAddresses value) {
-        return new SandboxNetwork(id, subnet, proxyPort, value);
+        return new SandboxNetwork(id, subnet, proxyPort, value, capture);
+    }
+
+    /** The same network, capturing or not ({@code --no-capture}). */
+    public SandboxNetwork withCapture(boolean value) {
+        return new SandboxNetwork(id, subnet, proxyPort, literals, value);
     }
 
     /** A new network with a random id and a free /24 from {@link SubnetPool}. */
@@ -128,9 +141,13 @@ public record SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort, Litera
      * The routes the runner adds to the guest's IPAM ({@link CniConflist#addRoutes}): the synthetic prefix via the
      * gateway, and with {@link LiteralAddresses#CAPTURE} a default route via the gateway too, so that TCP to those
      * addresses leaves the guest and meets the table's DNAT on the bridge. Nothing is routed beyond the gateway: the
-     * table rejects everything the host would forward.
+     * table rejects everything the host would forward. Without capture: none (the guest reaches only the gateway's
+     * proxy port, on-link).
      */
     public List<CniConflist.Route> guestRoutes() {
+        if (!capture) {
+            return List.of();
+        }
         List<CniConflist.Route> routes = new ArrayList<>();
         routes.add(new CniConflist.Route(NftRuleset.SYNTHETIC, gateway()));
         if (literals == LiteralAddresses.CAPTURE) {
@@ -142,7 +159,7 @@ public record SandboxNetwork(String id, Ipv4Subnet subnet, int proxyPort, Litera
     /** The nftables table that confines this sandbox. */
     public String ruleset() {
         return NftRuleset.render(tableName(), bridgeName(), gateway(), guest(), proxyPort, transparentPort(),
-                dnsPort(), literals);
+                dnsPort(), literals, capture);
     }
 
     /** Creates the bridge with the gateway address, IPv6 off, tagged with our alias so cleanup can find it. */

@@ -73,7 +73,8 @@ public final class GatewayRelay implements AutoCloseable {
     /**
      * Binds the gateway's proxy, transparent and DNS ports (TCP, and UDP for DNS) on {@code network} and relays what
      * the guest sends there to {@code proxy} with {@code token}; a connection or question from an address other than
-     * the guest's is refused and its address given to {@code strangers} (once each).
+     * the guest's is refused and its address given to {@code strangers} (once each). Without capture
+     * ({@link SandboxNetwork#capture()}) only the proxy port is bound.
      */
     public static GatewayRelay start(SandboxNetwork network, InetSocketAddress proxy, String token,
                                      Consumer<String> strangers) throws IOException {
@@ -81,6 +82,9 @@ public final class GatewayRelay implements AutoCloseable {
         try {
             relay.relays.add(StreamRelay.listen(relay.at(network.proxyPort()), "sallyport-gateway-relay",
                     relay::explicit, relay.budget));
+            if (!network.capture()) {
+                return relay;
+            }
             relay.relays.add(StreamRelay.listen(relay.at(network.transparentPort()), "sallyport-gateway-transparent",
                     relay::transparent, relay.budget));
             relay.relays.add(StreamRelay.listen(relay.at(network.dnsPort()), "sallyport-gateway-dns-tcp",

@@ -246,6 +246,9 @@ public final class VmRunner {
         CommandResult result = runner.capture(inspect);
         List<CniConflist.Route> routes = network.guestRoutes();
         if (runner instanceof DryRun dry) {
+            if (routes.isEmpty()) {
+                return;     // no capture: the guest needs no route beyond its link
+            }
             dry.note("add IPAM routes " + String.join(", ", routes.stream().map(r -> r.dst() + " via " + r.gw())
                     .toList()) + " to the bridge plugin of the conflist that inspect names (its File)");
             return;
@@ -257,7 +260,9 @@ public final class VmRunner {
                     + inspected.bridge() + "' (expected: '" + expected
                     + "', the name the firewall rules key on; this nerdctl version names bridges differently)");
         }
-        CniConflist.addRoutes(inspected.file(), network.networkName(), routes);
+        if (!routes.isEmpty()) {
+            CniConflist.addRoutes(inspected.file(), network.networkName(), routes);
+        }
     }
 
     private AutoCloseable startProxy(ProxyHook proxy) throws VmRunException {
@@ -280,7 +285,9 @@ public final class VmRunner {
         if (runner.dryRun()) {
             return;
         }
-        GuestProbe.routeWarning(result.stdout()).ifPresent(warning -> out.println("warning: " + warning));
+        if (spec.network().capture()) {
+            GuestProbe.routeWarning(result.stdout()).ifPresent(warning -> out.println("warning: " + warning));
+        }
         GuestProbe.Result probe = GuestProbe.parse(result.stdout(),
                 spec.network().gateway() + ":" + spec.network().proxyPort());
         switch (probe) {

@@ -41,9 +41,11 @@ public final class VmSandbox {
      * @param nerdctl   the nerdctl program (a name on the PATH or a path)
      * @param literals  whether TCP to literal addresses goes to the proxy too (the policy's
      *                  {@code network.literal_addresses})
+     * @param capture   whether the guest's DNS and captured TCP go to the proxy at all (off: {@code --no-capture})
      */
     public record Workload(VmRuntime runtime, String image, List<String> command, Path workspace,
-                           Map<String, String> secrets, boolean dryRun, String nerdctl, LiteralAddresses literals) {
+                           Map<String, String> secrets, boolean dryRun, String nerdctl, LiteralAddresses literals,
+                           boolean capture) {
         public Workload {
             Objects.requireNonNull(runtime, "runtime");
             Objects.requireNonNull(image, "image");
@@ -60,10 +62,17 @@ public final class VmSandbox {
             this(runtime, image, command, workspace, secrets, dryRun, nerdctl, LiteralAddresses.NO_ROUTE);
         }
 
+        /** A capturing workload, literal addresses as {@code literals} says. */
+        public Workload(VmRuntime runtime, String image, List<String> command, Path workspace,
+                        Map<String, String> secrets, boolean dryRun, String nerdctl, LiteralAddresses literals) {
+            this(runtime, image, command, workspace, secrets, dryRun, nerdctl, literals, true);
+        }
+
         @Override
         public String toString() {
             return "Workload[" + runtime.cliName() + ", " + image + ", " + command + ", " + workspace + ", secrets="
-                    + secrets.keySet() + ", dryRun=" + dryRun + ", " + nerdctl + ", " + literals + "]";
+                    + secrets.keySet() + ", dryRun=" + dryRun + ", " + nerdctl + ", " + literals
+                    + (capture ? "" : ", no capture") + "]";
         }
     }
 
@@ -71,12 +80,15 @@ public final class VmSandbox {
      * {@code options} for the run's own proxy on {@code network}'s gateway: the explicit listener on the proxy port,
      * and the transparent listener and DNS stub that the network's table DNATs the guest's TCP to synthetic addresses
      * and its DNS to (original destinations from the host's connection tracking; AAAA answered empty, the bridge has
-     * no IPv6).
+     * no IPv6). Without capture ({@link SandboxNetwork#capture()}) only the explicit listener.
      */
     public static ProxyOptions proxyOn(SandboxNetwork network, ProxyOptions options) {
         String gateway = network.gateway();
-        return options.withListen(new HostPort(gateway, network.proxyPort()))
-                .withCapture(ProxyOptions.Capture.redirected(new HostPort(gateway, network.dnsPort()),
+        ProxyOptions explicit = options.withListen(new HostPort(gateway, network.proxyPort()));
+        if (!network.capture()) {
+            return explicit;
+        }
+        return explicit.withCapture(ProxyOptions.Capture.redirected(new HostPort(gateway, network.dnsPort()),
                         new HostPort(gateway, network.transparentPort())));
     }
 
@@ -88,7 +100,8 @@ public final class VmSandbox {
             throws IOException, VmRunException {
         Path trustDir = trustFiles(caPem, workload.dryRun());
         try {
-            SandboxNetwork network = SandboxNetwork.allocate(PROXY_PORT).withLiterals(workload.literals());
+            SandboxNetwork network = SandboxNetwork.allocate(PROXY_PORT).withLiterals(workload.literals())
+                    .withCapture(workload.capture());
             NerdctlSpec spec = NerdctlSpec.of(network, workload.runtime(), workload.image(), workload.command(),
                             workload.workspace(), UserIds.caller(workload.workspace()),
                             trustDir.resolve(TrustFiles.BUNDLE))

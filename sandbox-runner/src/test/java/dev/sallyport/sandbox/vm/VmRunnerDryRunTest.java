@@ -86,6 +86,28 @@ class VmRunnerDryRunTest {
                 + "(its File)\n");
     }
 
+    @Test
+    void withoutCaptureTheDryRunHasNoDnatAndNoIpamRoutes() throws Exception {
+        SandboxNetwork network = new SandboxNetwork("d7e5a1b4", Ipv4Subnet.parse("10.213.11.0/24"), 3128)
+                .withLiterals(dev.sallyport.policy.LiteralAddresses.CAPTURE).withCapture(false);
+        NerdctlSpec spec = NerdctlSpec.of(network, VmRuntime.KATA, "debian:12", List.of("true"),
+                Path.of("/home/ann/project"), new UserIds(1000, 1000), Path.of("/run/sallyport/bundle.pem"));
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
+
+        new VmRunner(spec, new dev.sallyport.sandbox.net.DryRun(out), new RunMarkers(markers), out)
+                .execute(listen -> {
+                    throw new AssertionError("a dry run must not start the proxy");
+                });
+
+        String printed = bytes.toString(StandardCharsets.UTF_8);
+        assertThat(printed).contains(shell(NerdctlCommand.networkInspect("nerdctl", network)) + "\n",
+                        network.firewallCommand().toShell() + "\n", "# start the proxy listening on 10.213.11.1:3128\n",
+                        "\t\tip daddr 10.213.11.1 tcp dport 3128 accept\n")
+                .doesNotContain("IPAM routes").doesNotContain("dnat").doesNotContain("chain prerouting")
+                .doesNotContain("3129").doesNotContain("3130");
+    }
+
     private static String shell(List<String> argv) {
         return new HostCommand(argv, null, false).toShell();
     }
