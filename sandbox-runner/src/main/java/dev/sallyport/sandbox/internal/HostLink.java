@@ -42,7 +42,7 @@ public final class HostLink implements AutoCloseable {
 
         /** The same, with the budget of a sandbox whose task limit is unknown ({@link RelayBudget#MOST}). */
         public Rules(int insidePort, boolean tcpOnlyToInsidePort, int workloadUid, int workloadGid) {
-            this(insidePort, tcpOnlyToInsidePort, workloadUid, workloadGid, RelayBudget.forTasks(0, limit -> { }));
+            this(insidePort, tcpOnlyToInsidePort, workloadUid, workloadGid, RelayBudget.unknownTasks());
         }
     }
 

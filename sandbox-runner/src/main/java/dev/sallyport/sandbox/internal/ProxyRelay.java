@@ -106,7 +106,7 @@ public final class ProxyRelay implements AutoCloseable {
 
     /** Takes ownership of {@code listener} (bound to {@code insidePort}) and accepts on it until {@link #close()}. */
     static ProxyRelay start(int listener, int insidePort, Targets targets) {
-        return start(listener, -1, insidePort, targets, RelayBudget.forTasks(0, limit -> { }));
+        return start(listener, -1, insidePort, targets, RelayBudget.unknownTasks());
     }
 
     /**

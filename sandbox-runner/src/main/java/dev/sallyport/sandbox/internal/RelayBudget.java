@@ -35,6 +35,11 @@ public final class RelayBudget {
         return new RelayBudget((int) Math.max(FEWEST, Math.min(MOST, half)), onFull);
     }
 
+    /** For a sandbox whose task limit is unknown ({@link #MOST}), reporting nothing. */
+    public static RelayBudget unknownTasks() {
+        return forTasks(0, limit -> { });
+    }
+
     /** A budget of exactly {@code limit} connections (tests, and runs that know better). */
     public static RelayBudget of(int limit, IntConsumer onFull) {
         if (limit < 1) {

@@ -95,18 +95,18 @@ public final class NftRuleset {
                 table inet %1$s {}
                 delete table inet %1$s
                 table inet %1$s {
-                \tset %10$s {
+                \tset %9$s {
                 \t\ttype ipv4_addr
-                \t\tsize %11$d
+                \t\tsize %10$d
                 \t\tflags dynamic
                 \t}
                 \tchain source {
-                \t\ttype filter hook prerouting priority %12$d; policy accept;
-                \t\tiifname "%2$s" ip saddr != %9$s add @%10$s { ip saddr }
-                \t\tiifname "%2$s" ip saddr != %9$s counter drop
-                \t\tiifname != "%2$s" ip saddr %9$s drop
+                \t\ttype filter hook prerouting priority %11$d; policy accept;
+                \t\tiifname "%2$s" ip saddr != %8$s add @%9$s { ip saddr }
+                \t\tiifname "%2$s" ip saddr != %8$s counter drop
+                \t\tiifname != "%2$s" ip saddr %8$s drop
                 \t}
-                %13$s\tchain forward {
+                %12$s\tchain forward {
                 \t\ttype filter hook forward priority %5$d; policy accept;
                 \t\tiifname "%2$s" reject with icmpx type admin-prohibited
                 \t\toifname "%2$s" drop
@@ -118,14 +118,13 @@ public final class NftRuleset {
                 \t}
                 \tchain from_sandbox {
                 \t\tmeta nfproto ipv6 drop
-                %14$s\t\tmeta l4proto tcp reject with tcp reset
+                %13$s\t\tmeta l4proto tcp reject with tcp reset
                 \t\treject with icmpx type admin-prohibited
                 \t}
                 }
-                """.formatted(table, bridge, gateway, proxyPort, PRIORITY, transparentPort, dnsPort,
-                literals == LiteralAddresses.CAPTURE ? "!= " + gateway : SYNTHETIC, guest, SPOOFED, SPOOFED_SIZE,
-                SOURCE_PRIORITY, capture ? captureChain(bridge, gateway, transparentPort, dnsPort, literals) : "",
-                accepted(gateway, proxyPort, transparentPort, dnsPort, capture));
+                """.formatted(table, bridge, gateway, proxyPort, PRIORITY, transparentPort, dnsPort, guest, SPOOFED,
+                SPOOFED_SIZE, SOURCE_PRIORITY, capture ? captureChain(bridge, gateway, transparentPort, dnsPort, literals)
+                : "", accepted(gateway, proxyPort, transparentPort, dnsPort, capture));
     }
 
     /** What the bridge may reach on the gateway: the proxy's three ports (UDP for DNS), or only the explicit one. */
