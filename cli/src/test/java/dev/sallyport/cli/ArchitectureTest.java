@@ -1,6 +1,7 @@
 package dev.sallyport.cli;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noFields;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 import com.tngtech.archunit.core.domain.JavaClass;
@@ -69,6 +70,16 @@ class ArchitectureTest {
                     .should().dependOnClassesThat().resideInAPackage("dev.sallyport." + module + ".internal..")
                     .check(classes);
         }
+    }
+
+    /**
+     * A run's start makes no logger: SLF4J initialises on the first one (about 20 ms of an attached run's start, on
+     * its critical path), and a run that goes well logs nothing. The sandbox's classes make theirs where they log.
+     */
+    @Test
+    void theSandboxsClassesHoldNoLoggerFromTheStart() {
+        noFields().that().areDeclaredInClassesThat().resideInAPackage("dev.sallyport.sandbox..").and().areStatic()
+                .should().haveRawType(org.slf4j.Logger.class).check(classes);
     }
 
     @Test

@@ -42,7 +42,6 @@ import java.util.concurrent.CompletableFuture;
  * Start with {@link #run(SandboxSpec)}; README.md explains what is isolated and how.
  */
 public final class ProcessSandbox {
-    private static final org.slf4j.Logger LOGGER = org.slf4j.LoggerFactory.getLogger(ProcessSandbox.class);
     /** The host's end of the sandbox, in the runtime folder, gone once the setup has handed its sockets over. */
     private static final String HOST_SOCKET = "host.sock";
     /** The system property naming the jar of the {@link Inside} JVM (see {@link #classes()}). */
@@ -207,9 +206,12 @@ public final class ProcessSandbox {
                     .withFamilies(Launcher.families(drop.prefix(), capture.get())) : new ProxyRelay.Targets(spec.proxy());
             targets = targets.withToken(spec.identityToken().orElse(null));
             // the relay's threads are the runner's, outside the sandbox's task limit: its connections get half of it
-            RelayBudget budget = RelayBudget.forTasks(spec.limits().pids(), limit -> LOGGER.warn("sandbox relay: the "
-                    + "sandbox holds {} connections at once, its most (half its task limit, at most {}); more are "
-                    + "closed until some end", limit, RelayBudget.MOST));
+            // (the logger is made when it warns, as in all the sandbox's classes: SLF4J's start costs a run's start
+            // some tens of milliseconds, and most runs log nothing)
+            RelayBudget budget = RelayBudget.forTasks(spec.limits().pids(), limit -> org.slf4j.LoggerFactory
+                    .getLogger(ProcessSandbox.class).warn("sandbox relay: the sandbox holds {} connections at once, "
+                            + "its most (half its task limit, at most {}); more are closed until some end", limit,
+                            RelayBudget.MOST));
             link.start(process.toHandle(), targets, new HostLink.Rules(spec.insidePort(),
                     abi >= 4 && capture.isEmpty(), user.uid(), user.gid(), budget), drop::detachFromHost);
             RunningSandbox sandbox = new RunningSandbox(process, link, root, plan, limits, drop, warnings);
@@ -380,5 +382,4 @@ public final class ProcessSandbox {
             throw new IOException("cannot locate the sandbox classes (expected: loaded from a jar or folder)", e);
         }
     }
-
 }

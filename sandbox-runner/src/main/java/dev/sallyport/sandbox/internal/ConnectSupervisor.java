@@ -10,7 +10,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -36,7 +35,6 @@ final class ConnectSupervisor implements AutoCloseable {
     private static final int MAX_REPORTED = 20;
     private static final int ENOTSOCK = 88;
     private static final int PIDFD_THREAD = 0x80;
-    private static final Logger LOGGER = LoggerFactory.getLogger(ConnectSupervisor.class);
     private static final Syscalls SYS = Syscalls.current();
 
     /**
@@ -239,8 +237,8 @@ final class ConnectSupervisor implements AutoCloseable {
 
     private void report(String path) {
         if (reported.size() < MAX_REPORTED && reported.add(path)) {
-            LOGGER.warn("sandbox: refused connect() to the unix socket {}: the sandbox did not create it (a host "
-                    + "service's socket in a folder the sandbox sees)", path);
+            LoggerFactory.getLogger(ConnectSupervisor.class).warn("sandbox: refused connect() to the unix socket {}: "
+                    + "the sandbox did not create it (a host service's socket in a folder the sandbox sees)", path);
         }
     }
 

@@ -42,7 +42,6 @@ public final class DnsDatagramRelay implements AutoCloseable {
     private static final int MAX_QUERY = 4096;
     private static final int MAX_ANSWER = 65535;
     private static final int SOCKADDR_IN = 16;
-    private static final Logger LOGGER = LoggerFactory.getLogger(DnsDatagramRelay.class);
 
     /** A query sent on to the stub: who asked, with which id, and when. */
     private record Pending(byte[] asker, short id, long at) {}
@@ -119,7 +118,7 @@ public final class DnsDatagramRelay implements AutoCloseable {
             }
         } catch (IOException e) {
             if (!closed) {
-                LOGGER.warn("sandbox: DNS over UDP stopped: {}", e.getMessage());
+                log().warn("sandbox: DNS over UDP stopped: {}", e.getMessage());
             }
         } finally {
             // The readers send on the inside socket too: they end first, then the number may be reused.
@@ -160,7 +159,7 @@ public final class DnsDatagramRelay implements AutoCloseable {
         try {
             Sockets.sendTo(inside, packet, n, from);
         } catch (IOException e) {
-            LOGGER.debug("sandbox: a DNS refusal could not be sent", e);
+            log().debug("sandbox: a DNS refusal could not be sent", e);
         }
     }
 
@@ -186,7 +185,7 @@ public final class DnsDatagramRelay implements AutoCloseable {
             synchronized (pending) {
                 pending.remove(mine);
             }
-            LOGGER.debug("sandbox: a DNS query could not be sent to the stub", e);
+            log().debug("sandbox: a DNS query could not be sent to the stub", e);
         }
     }
 
@@ -223,7 +222,7 @@ public final class DnsDatagramRelay implements AutoCloseable {
             try {
                 stream.close();
             } catch (IOException e) {
-                LOGGER.debug("sandbox: closing the DNS relay's connection", e);
+                log().debug("sandbox: closing the DNS relay's connection", e);
             }
             stream = null;
         }
@@ -271,11 +270,11 @@ public final class DnsDatagramRelay implements AutoCloseable {
                 try {
                     Sockets.sendTo(inside, out, n, to);
                 } catch (IOException e) {
-                    LOGGER.debug("sandbox: a DNS answer could not be sent back", e);
+                    log().debug("sandbox: a DNS answer could not be sent back", e);
                 }
             }
         } catch (IOException e) {
-            LOGGER.debug("sandbox: the DNS relay's connection ended", e);
+            log().debug("sandbox: the DNS relay's connection ended", e);
         } finally {
             synchronized (this) {
                 if (stream == from) {
@@ -305,5 +304,10 @@ public final class DnsDatagramRelay implements AutoCloseable {
     public void close() {
         closed = true;
         Sockets.shutdown(inside, Sockets.SHUT_RDWR);
+    }
+
+    /** Made where it logs, not with the class: SLF4J initialises on the first logger, and most runs log nothing. */
+    private static Logger log() {
+        return LoggerFactory.getLogger(DnsDatagramRelay.class);
     }
 }

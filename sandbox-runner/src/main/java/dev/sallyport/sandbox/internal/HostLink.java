@@ -9,7 +9,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Optional;
-import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -31,7 +30,6 @@ public final class HostLink implements AutoCloseable {
     /** Appended last when the next descriptor is the sandbox's listener on {@code [::1]} (capture over IPv6). */
     static final String LISTENER6 = " listener6";
     static final byte GO_AHEAD = 'K';
-    private static final Logger LOGGER = LoggerFactory.getLogger(HostLink.class);
 
     /** What the supervisor enforces besides "sockets the sandbox created". */
     public record Rules(int insidePort, boolean tcpOnlyToInsidePort, int workloadUid, int workloadGid,
@@ -104,8 +102,8 @@ public final class HostLink implements AutoCloseable {
             }
         } catch (IOException | RuntimeException e) {
             if (!closed) {
-                LOGGER.warn("sandbox: the setup's hand-over was refused: {} (expected: the listening socket from "
-                        + "this sandbox's setup)", e.getMessage());
+                LoggerFactory.getLogger(HostLink.class).warn("sandbox: the setup's hand-over was refused: {} "
+                        + "(expected: the listening socket from this sandbox's setup)", e.getMessage());
             }
             if (message != null) {
                 Arrays.stream(message.fds()).forEach(Sockets::close);

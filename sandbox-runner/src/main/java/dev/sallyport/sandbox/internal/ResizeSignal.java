@@ -4,7 +4,6 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.lang.reflect.Proxy;
-import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -18,7 +17,6 @@ import org.slf4j.LoggerFactory;
  * compiler warning as an error, has no reference to it. Closing restores the previous handler.
  */
 public final class ResizeSignal implements AutoCloseable {
-    private static final Logger LOGGER = LoggerFactory.getLogger(ResizeSignal.class);
 
     /** The previous handler and how to put it back; null where the JVM lets nobody handle SIGWINCH. */
     private final Runnable restore;
@@ -53,12 +51,13 @@ public final class ResizeSignal implements AutoCloseable {
                 try {
                     Object _ = handle.invoke(winch, previous);
                 } catch (Throwable e) {
-                    LOGGER.debug("SIGWINCH: could not restore the previous handler", e);
+                    LoggerFactory.getLogger(ResizeSignal.class).debug("SIGWINCH: could not restore the previous "
+                            + "handler", e);
                 }
             });
         } catch (Throwable e) {
-            LOGGER.debug("SIGWINCH cannot be handled here ({}); window-size changes do not reach the command",
-                    e.toString());
+            LoggerFactory.getLogger(ResizeSignal.class).debug("SIGWINCH cannot be handled here ({}); window-size "
+                    + "changes do not reach the command", e.toString());
             return new ResizeSignal(null);
         }
     }

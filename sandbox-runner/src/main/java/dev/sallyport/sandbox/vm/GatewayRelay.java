@@ -15,7 +15,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
-import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -45,7 +44,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class GatewayRelay implements AutoCloseable {
 
-    private static final Logger LOGGER = LoggerFactory.getLogger(GatewayRelay.class);
     /** Distinct strangers reported at most (each once); more are still refused. */
     static final int MAX_REPORTED = 256;
 
@@ -58,8 +56,9 @@ public final class GatewayRelay implements AutoCloseable {
     private final List<AutoCloseable> relays = new ArrayList<>();
     private final Set<String> reported = ConcurrentHashMap.newKeySet();
     /** The guest's connections in flight on the host, over all three ports (its task limit is the guest kernel's). */
-    private final RelayBudget budget = RelayBudget.forTasks(0, limit -> LOGGER.warn("gateway relay: the guest holds {} "
-            + "connections at once, its most; more are closed until some end", limit));
+    private final RelayBudget budget = RelayBudget.forTasks(0, limit -> LoggerFactory.getLogger(GatewayRelay.class)
+            .warn("gateway relay: the guest holds {} connections at once, its most; more are closed until some end",
+                    limit));
 
     private GatewayRelay(SandboxNetwork network, InetSocketAddress proxy, String token, Consumer<String> strangers) {
         this.guest = InetAddress.ofLiteral(network.guest());
