@@ -170,8 +170,6 @@ public final class ProcessSandbox {
             Map<String, String> env = SandboxEnvironment.forProcess(spec, tools.path(), run + "/" + TrustFiles.BUNDLE,
                     run + "/" + TrustFiles.P12);
             Optional<ResourceLimits> rlimits = limits.rlimits();
-            int abi = Math.min(LandlockProbe.abi(), landlockAbiCap);
-            StartTrace.mark("landlock probed");
             Launch launch = new Launch(spec.command(), env, spec.workdir().toString(), spec.insidePort(),
                     run + "/" + HOST_SOCKET, spec.requireLandlock(), List.of("/"), writable(spec, caches.keySet()),
                     List.of("/dev"), rlimits.map(ResourceLimits::memoryBytes).orElse(0L),
@@ -213,7 +211,7 @@ public final class ProcessSandbox {
                             + "its most (half its task limit, at most {}); more are closed until some end", limit,
                             RelayBudget.MOST));
             link.start(process.toHandle(), targets, new HostLink.Rules(spec.insidePort(),
-                    abi >= 4 && capture.isEmpty(), user.uid(), user.gid(), budget), drop::detachFromHost);
+                    user.uid(), user.gid(), budget), drop::detachFromHost);
             RunningSandbox sandbox = new RunningSandbox(process, link, root, plan, limits, drop, warnings);
             started = true;
             return sandbox;

@@ -329,22 +329,24 @@ class SandboxAttackTest {
     }
 
     /**
-     * Without capture, Landlock leaves TCP connect only to the proxy's port: a server the command starts on its own
-     * loopback binds (the namespace is the sandbox's), but nothing connects to it, and the root stays unwritable.
+     * Without capture too, a server the command starts on its own loopback answers it (a test suite's local server):
+     * the network namespace is the sandbox's, so the host's loopback service on the very same port hears nothing, and
+     * the root stays unwritable.
      */
     @Test
-    void landlockConfinesTheCommandsConnectsToTheProxyPort() throws Exception {
-        f.script("bind.py", """
-                import socket
-                s = socket.socket()
-                s.bind(("127.0.0.1", 0)); s.listen(); print("bound")
-                try:
-                    socket.create_connection(s.getsockname(), timeout=5); print("connect OPENED")
-                except OSError as e:
-                    print("connect blocked:", e)
-                """);
-        Fixture.Run r = f.run("python3 bind.py; echo x > /planted; echo root=$?");
-        assertThat(r.out()).contains("bound", "connect blocked: [Errno 13] Permission denied", "root=2");
-        assertThat(r.err()).contains("Permission denied");
+    void theCommandsOwnLoopbackServersAnswerItAndTheHostsOnTheSamePortHearNothing() throws Exception {
+        try (CountingServer host = new CountingServer(InetAddress.getLoopbackAddress())) {
+            f.script("serve.py", """
+                    import socket, sys
+                    s = socket.socket()
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                    s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); print("bound")
+                    c = socket.create_connection(s.getsockname(), timeout=5)
+                    a, _ = s.accept(); c.sendall(b"ping"); print("answered", a.recv(4).decode())
+                    """);
+            Fixture.Run r = f.run("python3 serve.py " + host.port() + "; echo x > /planted; echo root=$?");
+            assertThat(r.out()).contains("bound", "answered ping", "root=2");
+            assertThat(host.accepted).hasValue(0);
+        }
     }
 }

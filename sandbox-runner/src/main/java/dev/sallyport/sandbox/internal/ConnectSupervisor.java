@@ -20,8 +20,8 @@ import org.slf4j.LoggerFactory;
  * the kernel never reads the command's arguments again, which leaves nothing to swap in between (the classic
  * weakness of "check, then let the kernel continue"). A pathname is resolved by {@link UnixTarget} inside the
  * command's root and allowed only when {@link UnixPeers} finds a socket of the sandbox bound to that very file;
- * anything else is answered {@code EACCES}, as Landlock ABI 9 would. TCP connects get the Landlock rule the
- * command's own connects would have had (only the inside port, when the ABI has the TCP rule).
+ * anything else is answered {@code EACCES}, as Landlock ABI 9 would. TCP connects are made as asked: they stay in
+ * the sandbox's network namespace, where the socket was made.
  */
 final class ConnectSupervisor implements AutoCloseable {
     private static final long NOTIF_RECV = 0xC0502100L;
@@ -46,7 +46,6 @@ final class ConnectSupervisor implements AutoCloseable {
     private final int listener;
     private final int[] wake;
     private final UnixPeers peers;
-    private final HostLink.Rules rules;
     private final OnBehalf onBehalf;
     private final ThreadPoolExecutor workers;
     private final Set<String> reported = ConcurrentHashMap.newKeySet();
@@ -58,7 +57,6 @@ final class ConnectSupervisor implements AutoCloseable {
         this.listener = listener;
         this.wake = wake;
         this.peers = peers;
-        this.rules = rules;
         this.onBehalf = new OnBehalf(rules, SYS.call("geteuid", 0, 0, 0).value() == 0);
         this.workers = new ThreadPoolExecutor(0, WORKERS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
                 Thread.ofPlatform().daemon().name("sallyport-connect-", 0).stackSize(Pump.STACK).factory());
@@ -197,14 +195,6 @@ final class ConnectSupervisor implements AutoCloseable {
         }
         if (domain == Sockets.AF_UNIX && family == Sockets.AF_UNIX && address.length > 2 && address[2] != 0) {
             return unixPath(call, socket, address);
-        }
-        if ((domain == Sockets.AF_INET || domain == Sockets.AF_INET6) && rules.tcpOnlyToInsidePort()
-                && (family == Sockets.AF_INET || family == Sockets.AF_INET6) && address.length >= 4
-                && Sockets.intOption(socket, Sockets.SOL_SOCKET, Sockets.SO_TYPE) == Sockets.SOCK_STREAM) {
-            int port = (address[2] & 0xff) << 8 | (address[3] & 0xff);
-            if (port != rules.insidePort()) {
-                return -Syscalls.EACCES;        // what the command's Landlock TCP rule answers
-            }
         }
         return onBehalf.connect(socket, address, false);
     }

@@ -32,15 +32,15 @@ public final class HostLink implements AutoCloseable {
     static final byte GO_AHEAD = 'K';
 
     /** What the supervisor enforces besides "sockets the sandbox created". */
-    public record Rules(int insidePort, boolean tcpOnlyToInsidePort, int workloadUid, int workloadGid,
+    public record Rules(int insidePort, int workloadUid, int workloadGid,
                         RelayBudget budget) {
         public Rules {
             java.util.Objects.requireNonNull(budget, "budget");
         }
 
         /** The same, with the budget of a sandbox whose task limit is unknown ({@link RelayBudget#MOST}). */
-        public Rules(int insidePort, boolean tcpOnlyToInsidePort, int workloadUid, int workloadGid) {
-            this(insidePort, tcpOnlyToInsidePort, workloadUid, workloadGid, RelayBudget.unknownTasks());
+        public Rules(int insidePort, int workloadUid, int workloadGid) {
+            this(insidePort, workloadUid, workloadGid, RelayBudget.unknownTasks());
         }
     }
 

@@ -85,9 +85,9 @@ public final class Inside {
 
         int listener = Sockets.tcpListener(launch.port(), BACKLOG);
         // With capture (every TCP port redirected to the listener), DNS over UDP is redirected to this one.
-        int dns = launch.anyTcpPort() ? Sockets.udpSocket(launch.port()) : -1;
+        int dns = launch.capture() ? Sockets.udpSocket(launch.port()) : -1;
         // and the IPv6 prefix to [::1]:PORT, where the namespace has IPv6
-        int listener6 = launch.anyTcpPort() ? tcp6ListenerOrNone(launch.port()) : -1;
+        int listener6 = launch.capture() ? tcp6ListenerOrNone(launch.port()) : -1;
         boolean supervise = launch.supervise() && abi < UNIX_SOCKET_ABI;
         int diag = supervise ? sockDiagOrNone() : -1;
         int host = Sockets.unixConnect(launch.socket());
@@ -161,7 +161,8 @@ public final class Inside {
         awaitGoAhead(host);
         Sockets.close(host);
         if (abi >= 1) {
-            landlock.restrictCurrentThread(rules, launch.anyTcpPort() ? Landlock.ANY_PORT : launch.port(), abi);
+            // TCP connect is the network namespace's to decide: it holds the sandbox's own servers and the listener only
+            landlock.restrictCurrentThread(rules, Landlock.ANY_PORT, abi);
         }
         System.out.flush();
         System.err.flush();

@@ -17,15 +17,15 @@ import java.util.Map;
  * rlimits to set where no cgroup holds the sandbox (0: none), the highest Landlock ABI to use
  * ({@code landlockAbiCap}, lower than the kernel's only in tests), lines to print first ({@code notices}) and files
  * to copy before the command starts ({@code seeds}: source and target paths inside, in pairs; a target that exists
- * is left as it is), and whether the command may connect to any TCP port of its own network namespace
- * ({@code anyTcpPort}: transparent capture redirects them all to the listener) or only to {@code port}.
+ * is left as it is), and whether transparent capture is on ({@code capture}: then the setup also makes the UDP
+ * socket for DNS and the listener on {@code [::1]}, both on {@code port}).
  * Travels as a read-only file (not argv or environment, so the setup JVM's {@code /proc} entries show nothing but
  * the file's name).
  */
 public record Launch(List<String> command, Map<String, String> env, String cwd, int port, String socket,
                      boolean requireLandlock, List<String> readPaths, List<String> writePaths,
                      List<String> devicePaths, long rlimitData, long rlimitTasks, boolean supervise,
-                     int landlockAbiCap, List<String> notices, List<String> seeds, boolean anyTcpPort) {
+                     int landlockAbiCap, List<String> notices, List<String> seeds, boolean capture) {
     private static final int MAGIC = 0x53504c33; // "SPL3"
 
     public Launch {
@@ -67,7 +67,7 @@ public record Launch(List<String> command, Map<String, String> env, String cwd, 
             out.writeInt(landlockAbiCap);
             writeList(out, notices);
             writeList(out, seeds);
-            out.writeBoolean(anyTcpPort);
+            out.writeBoolean(capture);
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }

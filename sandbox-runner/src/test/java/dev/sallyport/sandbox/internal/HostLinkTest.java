@@ -35,7 +35,7 @@ class HostLinkTest {
             List<Integer> others = new ArrayList<>();
             try {
                 link.start(ProcessHandle.current(), new ProxyRelay.Targets(new InetSocketAddress(
-                        InetAddress.getLoopbackAddress(), proxy.getLocalPort())), new HostLink.Rules(port, false, 0, 0),
+                        InetAddress.getLoopbackAddress(), proxy.getLocalPort())), new HostLink.Rules(port, 0, 0),
                         () -> { });
                 int conn = Sockets.unixConnect(path.toString());
                 try (Arena arena = Arena.ofConfined()) {
