@@ -12,6 +12,11 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.file.Path;
@@ -87,6 +92,42 @@ class DnsConnectionLimitTest {
         try (Socket s = from("127.0.0.4")) {
             assertThat(trickle(s, Duration.ofSeconds(30))).as("closed within the stub's 10 s").isLessThan(20);
         }
+    }
+
+    /**
+     * A client that sends queries and never reads the answers: once they back up, the proxy stops reading it, so what
+     * it can push in is bounded by the sockets' buffers (1.8 MiB here), not by the proxy's memory. Before, the
+     * proxy read on (a few thousand queries a second here) and queued every answer.
+     */
+    @Test
+    void aClientThatNeverReadsItsAnswersIsNoLongerRead() throws IOException {
+        byte[] one = RelayedCaptureTest.framedQuery("allowed.test");
+        ByteBuffer burst = ByteBuffer.allocate(one.length * 4096);   // about 120 KiB of whole queries
+        while (burst.remaining() >= one.length) {
+            burst.put(one);
+        }
+        burst.flip();
+        long sent = 0;
+        long most = 8L << 20;
+        try (SocketChannel ch = SocketChannel.open(); Selector writable = Selector.open()) {
+            ch.setOption(StandardSocketOptions.SO_RCVBUF, 4096);   // its answers back up at once
+            ch.setOption(StandardSocketOptions.SO_SNDBUF, 64 << 10);   // fixed: writable again as soon as some is read
+            ch.bind(new InetSocketAddress("127.0.0.6", 0));
+            ch.connect(dns);
+            ch.configureBlocking(false);
+            ch.register(writable, SelectionKey.OP_WRITE);
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            // until the proxy takes nothing for 2 s (it stopped reading), or it took all that this loop sends
+            while (sent < most && System.nanoTime() < deadline && writable.select(2000) > 0) {
+                writable.selectedKeys().clear();
+                if (!burst.hasRemaining()) {
+                    burst.rewind();
+                }
+                sent += ch.write(burst);
+            }
+        }
+        assertThat(sent).as("bytes of queries the proxy took while none of its answers was read")
+                .isLessThan(4L << 20);
     }
 
     /**

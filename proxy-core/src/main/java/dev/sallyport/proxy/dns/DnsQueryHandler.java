@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
  * Answers each decoded query with {@link DnsStub}: over UDP to the datagram's sender, over TCP on the connection
  * (several queries per connection), as the connection's identity (a relayed sandbox's DNS stream on the main
  * listener: {@link DnsServer#relayedStream}). A datagram that does not decode is dropped; a TCP stream that does not is
- * closed.
+ * closed. A TCP client whose answers back up (it sends queries and reads nothing) is not read until they drain, so
+ * the answers it leaves unread cost the proxy at most the channel's write buffer.
  */
 @ChannelHandler.Sharable
 final class DnsQueryHandler extends SimpleChannelInboundHandler<DnsQuery> {
@@ -48,6 +49,18 @@ final class DnsQueryHandler extends SimpleChannelInboundHandler<DnsQuery> {
         }
         stub.answer(query, response, client, ClientIdentity.of(ctx.channel()), families);
         ctx.writeAndFlush(response);
+        if (!datagram && !ctx.channel().isWritable()) {
+            // a client that does not read its answers is not read either: they would queue here without end
+            ctx.channel().config().setAutoRead(false);
+        }
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        if (!datagram && ctx.channel().isWritable()) {
+            ctx.channel().config().setAutoRead(true);
+        }
+        ctx.fireChannelWritabilityChanged();
     }
 
     @Override
