@@ -241,11 +241,15 @@ class RunCaptureTest {
         assertThat(site.requests()).as("the host's listener on that port saw nothing").hasSize(before);
     }
 
+    /** Without capture: no DNS and no way out but the proxy, while the command's own local servers still answer it. */
     @Test
     void noCaptureLeavesTheSandboxWithoutDns() throws IOException {
         ExternalProcess.Result r = tools.runWith(java.util.List.of("--no-capture"), "", Map.of(),
-                "env -i /usr/bin/curl -sS --noproxy '*' " + url("/hello.txt") + "; echo curl=$?");
-        assertThat(r.stdout()).as(r.stderr()).contains("curl=6");
+                "env -i /usr/bin/curl -sS --noproxy '*' " + url("/hello.txt") + "; echo curl=$?"
+                + "; node -e 'const h = require(\"http\"); const s = h.createServer((q, r) => r.end(\"own-server\"))"
+                + ".listen(0, \"127.0.0.1\", () => h.get(\"http://127.0.0.1:\" + s.address().port, r => r.on("
+                + "\"data\", d => { console.log(\"node=\" + d); s.close(); })))'");
+        assertThat(r.stdout()).as(r.stderr()).contains("curl=6").contains("node=own-server");
         assertThat(tools.audit()).doesNotContain("\"event\":\"dns\"");
     }
 
