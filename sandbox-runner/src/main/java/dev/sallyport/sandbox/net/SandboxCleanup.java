@@ -10,44 +10,53 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
  * {@code sallyport cleanup}: removes what crashed VM-backend runs left behind, found by name: containers and
  * nerdctl networks named {@code sallyport-<id>}, nftables tables {@code inet sallyport_<id>}, bridges whose alias
- * is {@code sallyport-<id>}, host-local IPAM folders {@code /var/lib/cni/networks/sallyport-<id>}, and CNI's
- * isolation rules for bridges that no longer exist. Sandboxes whose runner is still alive ({@link RunMarkers}) are
+ * is {@code sallyport-<id>}, host-local IPAM folders {@code /var/lib/cni/networks/sallyport-<id>}, the temporary
+ * file a run killed while it rewrote its network's conflist left beside it ({@link CniConflist#TEMP_SUFFIX}), and
+ * CNI's isolation rules for bridges that no longer exist. Sandboxes whose runner is still alive ({@link RunMarkers}) are
  * left alone, and so is the network of a sandbox whose container is still there after {@code nerdctl rm -f} (or
  * when nerdctl cannot say): removing its table would set it free.
  */
 public final class SandboxCleanup {
 
     private static final Pattern NERDCTL_BRIDGE = Pattern.compile("br-[0-9a-f]{12}");
+    /** {@link CniConflist}'s temporary file for a network's conflist: its group is the network's name. */
+    private static final Pattern CONFLIST_TEMP = Pattern.compile("\\..*?(" + SandboxNetwork.NAME_PREFIX
+            + "[^.]+)\\.conflist\\..*" + Pattern.quote(CniConflist.TEMP_SUFFIX));
 
     private final CommandRunner runner;
     private final RunMarkers markers;
     private final Path sysClassNet;
     private final Path ipamState;
+    private final Path cniConfigs;
     private final /* @Nullable */ String nerdctl;
 
     /**
      * @param sysClassNet where interfaces are listed ({@code /sys/class/net})
      * @param ipamState   where host-local IPAM keeps one folder per network ({@link SandboxNetwork#IPAM_STATE})
+     * @param cniConfigs  where nerdctl writes the networks' conflists ({@link SubnetPool#CNI_CONFIGS})
      * @param nerdctl     the nerdctl program, or {@code null} when there is none (then no container can be left)
      */
-    public SandboxCleanup(CommandRunner runner, RunMarkers markers, Path sysClassNet, Path ipamState,
+    public SandboxCleanup(CommandRunner runner, RunMarkers markers, Path sysClassNet, Path ipamState, Path cniConfigs,
                           /* @Nullable */ String nerdctl) {
         this.runner = Objects.requireNonNull(runner, "runner");
         this.markers = Objects.requireNonNull(markers, "markers");
         this.sysClassNet = Objects.requireNonNull(sysClassNet, "sysClassNet");
         this.ipamState = Objects.requireNonNull(ipamState, "ipamState");
+        this.cniConfigs = Objects.requireNonNull(cniConfigs, "cniConfigs");
         this.nerdctl = nerdctl;
     }
 
     /** The usual cleanup: default marker dir, {@code /sys/class/net}, host-local's folder, nerdctl if on the PATH. */
     public static SandboxCleanup forHost(CommandRunner runner) {
         return new SandboxCleanup(runner, new RunMarkers(RunMarkers.DEFAULT_DIR), Path.of("/sys/class/net"),
-                SandboxNetwork.IPAM_STATE, Executables.find("nerdctl").map(Path::toString).orElse(null));
+                SandboxNetwork.IPAM_STATE, SubnetPool.CNI_CONFIGS,
+                Executables.find("nerdctl").map(Path::toString).orElse(null));
     }
 
     /** Removes every leftover and prints one line per removal (and per sandbox kept); returns what it ran. */
@@ -87,6 +96,9 @@ public final class SandboxCleanup {
         for (String network : ipamFolders(live, kept)) {
             removals.add(remove(HostCommand.tolerant("rm", "-rf", "--one-file-system",
                     ipamState.resolve(network).toString()), out));
+        }
+        for (Path temp : conflistTemps(live, kept)) {
+            removals.add(remove(HostCommand.tolerant("rm", "-f", temp.toString()), out));
         }
         for (HostCommand deletion : IsolationRules.remove(runner, this::goneNerdctlBridge)) {
             out.println("removed: " + String.join(" ", deletion.argv()));
@@ -175,6 +187,24 @@ public final class SandboxCleanup {
             }
         }
         return folders;
+    }
+
+    /** The temporary conflist files of dead runs' networks in {@link #cniConfigs}. */
+    private List<Path> conflistTemps(Set<String> live, Set<String> kept) throws IOException {
+        List<Path> temps = new ArrayList<>();
+        if (!Files.isDirectory(cniConfigs)) {
+            return temps;
+        }
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(cniConfigs)) {
+            for (Path file : files) {
+                Matcher m = CONFLIST_TEMP.matcher(file.getFileName().toString());
+                if (m.matches() && leftover(m.group(1), SandboxNetwork.NAME_PREFIX, live)
+                        && !kept.contains(idOf(m.group(1)))) {
+                    temps.add(file);
+                }
+            }
+        }
+        return temps;
     }
 
     private List<String> aliasedBridges(Set<String> live, Set<String> kept) throws IOException {

@@ -51,8 +51,8 @@ class SandboxCleanupTest {
             Files.writeString(markerDir.resolve(crashed.id()), "2147483646");  // a pid that is not running
             ByteArrayOutputStream bytes = new ByteArrayOutputStream();
 
-            List<HostCommand> removed = new SandboxCleanup(NetLab.SHELL, markers, Path.of("/sys/class/net"), ipam, null)
-                    .run(new PrintStream(bytes, true, StandardCharsets.UTF_8));
+            List<HostCommand> removed = new SandboxCleanup(NetLab.SHELL, markers, Path.of("/sys/class/net"), ipam, ipam,
+                    null).run(new PrintStream(bytes, true, StandardCharsets.UTF_8));
 
             assertThat(removed).contains(
                     HostCommand.tolerant("nft", "delete", "table", "inet", crashed.tableName()),
@@ -97,7 +97,7 @@ class SandboxCleanupTest {
             lab.run(crashed.firewallCommand());
             ByteArrayOutputStream bytes = new ByteArrayOutputStream();
 
-            new SandboxCleanup(NetLab.SHELL, new RunMarkers(markerDir), Path.of("/sys/class/net"), ipam,
+            new SandboxCleanup(NetLab.SHELL, new RunMarkers(markerDir), Path.of("/sys/class/net"), ipam, ipam,
                     nerdctl.toString()).run(new PrintStream(bytes, true, StandardCharsets.UTF_8));
 
             assertThat(NetLab.SHELL.capture(HostCommand.of("nft", "list", "tables")).stdout())
@@ -106,6 +106,33 @@ class SandboxCleanupTest {
             assertThat(bytes.toString(StandardCharsets.UTF_8)).contains("kept: the network, bridge and table of "
                     + crashed.networkName() + ", whose container is still there").doesNotContain("removed: nft");
         }
+    }
+
+    /**
+     * A run killed while it rewrote its network's conflist leaves the temporary file beside it: a dead run's goes, a
+     * live run's stays, and so do the conflists themselves (nerdctl's to remove with the network).
+     */
+    @Test
+    void aDeadRunsTemporaryConflistGoesAndALiveRunsStays(@TempDir Path ipam, @TempDir Path cni) throws Exception {
+        RunMarkers markers = new RunMarkers(markerDir);
+        markers.mark("live1");
+        Files.writeString(markerDir.resolve("dead1"), "2147483646");   // a pid that is not running
+        Path dead = Files.writeString(cni.resolve(".nerdctl-sallyport-dead1.conflist.123" + CniConflist.TEMP_SUFFIX),
+                "{}");
+        Path live = Files.writeString(cni.resolve(".nerdctl-sallyport-live1.conflist.456" + CniConflist.TEMP_SUFFIX),
+                "{}");
+        Path conflist = Files.writeString(cni.resolve("nerdctl-sallyport-dead1.conflist"), "{}");
+        Path other = Files.writeString(cni.resolve(".nerdctl-other.conflist.789" + CniConflist.TEMP_SUFFIX), "{}");
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+
+        new SandboxCleanup(NetLab.SHELL, markers, Path.of("/sys/class/net"), ipam, cni, null)
+                .run(new PrintStream(bytes, true, StandardCharsets.UTF_8));
+
+        assertThat(dead).doesNotExist();
+        assertThat(live).exists();
+        assertThat(conflist).exists();
+        assertThat(other).exists();
+        assertThat(bytes.toString(StandardCharsets.UTF_8)).contains("removed: rm -f " + dead);
     }
 
     private static void isolationRule(NetLab lab, String bridge) throws Exception {
