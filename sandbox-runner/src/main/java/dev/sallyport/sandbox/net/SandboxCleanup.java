@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -174,37 +175,33 @@ public final class SandboxCleanup {
     }
 
     private List<String> ipamFolders(Set<String> live, Set<String> kept) throws IOException {
-        List<String> folders = new ArrayList<>();
-        if (!Files.isDirectory(ipamState)) {
-            return folders;
-        }
-        try (DirectoryStream<Path> networks = Files.newDirectoryStream(ipamState)) {
-            for (Path network : networks) {
-                String name = network.getFileName().toString();
-                if (leftover(name, SandboxNetwork.NAME_PREFIX, live) && !kept.contains(idOf(name))) {
-                    folders.add(name);
-                }
-            }
-        }
-        return folders;
+        return entries(ipamState, name -> leftover(name, SandboxNetwork.NAME_PREFIX, live)
+                && !kept.contains(idOf(name))).stream().map(p -> p.getFileName().toString()).toList();
     }
 
     /** The temporary conflist files of dead runs' networks in {@link #cniConfigs}. */
     private List<Path> conflistTemps(Set<String> live, Set<String> kept) throws IOException {
-        List<Path> temps = new ArrayList<>();
-        if (!Files.isDirectory(cniConfigs)) {
-            return temps;
+        return entries(cniConfigs, name -> {
+            Matcher m = CONFLIST_TEMP.matcher(name);
+            return m.matches() && leftover(m.group(1), SandboxNetwork.NAME_PREFIX, live)
+                    && !kept.contains(idOf(m.group(1)));
+        });
+    }
+
+    /** The entries of {@code folder} whose names {@code chosen} accepts; none when there is no such folder. */
+    private static List<Path> entries(Path folder, Predicate<String> chosen) throws IOException {
+        List<Path> found = new ArrayList<>();
+        if (!Files.isDirectory(folder)) {
+            return found;
         }
-        try (DirectoryStream<Path> files = Files.newDirectoryStream(cniConfigs)) {
-            for (Path file : files) {
-                Matcher m = CONFLIST_TEMP.matcher(file.getFileName().toString());
-                if (m.matches() && leftover(m.group(1), SandboxNetwork.NAME_PREFIX, live)
-                        && !kept.contains(idOf(m.group(1)))) {
-                    temps.add(file);
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(folder)) {
+            for (Path entry : entries) {
+                if (chosen.test(entry.getFileName().toString())) {
+                    found.add(entry);
                 }
             }
         }
-        return temps;
+        return found;
     }
 
     private List<String> aliasedBridges(Set<String> live, Set<String> kept) throws IOException {
