@@ -71,6 +71,8 @@ public final class SallyportProxy implements AutoCloseable {
      */
     private static final int DNS_TABLE = 32_768;
     private static final int DNS_MAPPINGS = 4096;
+    /** Mappings kept free for each registered sandbox until it holds them (fewer when very many are registered). */
+    private static final int DNS_RESERVE = 256;
     private static final Duration DNS_LIFETIME = Duration.ofMinutes(10);
     private static final int DNS_AUDIT_BURST = 200;
     private static final int DNS_AUDIT_PER_SECOND = 20;
@@ -247,8 +249,8 @@ public final class SallyportProxy implements AutoCloseable {
                 : options.listenOverride() != null ? null : ProxyOptions.Capture.of(policy.proxy()).orElse(null);
         // one table of mappings for the stub's own listeners and for registered sandboxes' relayed DNS, the
         // sandboxes' own mappings going with their registrations
-        SyntheticAddresses addresses = new SyntheticAddresses(DNS_TABLE, DNS_MAPPINGS, DNS_LIFETIME,
-                Ticker.systemTicker());
+        SyntheticAddresses addresses = new SyntheticAddresses(DNS_TABLE, DNS_MAPPINGS, DNS_RESERVE,
+                context.sandboxes()::size, DNS_LIFETIME, Ticker.systemTicker());
         LookupAudit lookups = new LookupAudit(context::emit, clock, DNS_AUDIT_BURST, DNS_AUDIT_PER_SECOND);
         context.sandboxes().onForgotten(identity -> {
             addresses.forget(identity);

@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.IntSupplier;
 
 /**
  * The names the DNS stub has answered, each with a synthetic address of its own: slot {@code n} is
@@ -32,7 +33,10 @@ import java.util.Optional;
  * same name asked by two sandboxes gets two addresses, each naming the name only for its owner (another sandbox
  * connecting to it finds nothing), at most {@code perOwner} of them per owner (so one sandbox that fills its share is
  * refused while the others still get addresses), and all of them go when the sandbox is forgotten ({@link #forget}).
- * The clients known by address share one owner and one share. Thread-safe.
+ * Each registered sandbox also has a reserve: until it holds {@code reserve} mappings (fewer when many are registered:
+ * the reserves never add up to more than the table), that many stay free for it, so that a few sandboxes filling
+ * their shares together cannot leave another one nothing. The clients known by address share one owner and one share,
+ * without a reserve. Thread-safe.
  */
 public final class SyntheticAddresses {
 
@@ -51,6 +55,9 @@ public final class SyntheticAddresses {
 
     private final int capacity;
     private final int perOwner;
+    private final int reserve;
+    /** How many sandboxes are registered now (asked outside this table's lock). */
+    private final IntSupplier registered;
     private final long lifetime;   // nanoseconds
     /** Monotonic: a moved wall clock neither ends every mapping at once nor keeps them. */
     private final Ticker ticker;
@@ -89,8 +96,17 @@ public final class SyntheticAddresses {
         this(capacity, capacity, lifetime, ticker);
     }
 
-    /** At most {@code capacity} mappings at once, of them at most {@code perOwner} of any one owner. */
+    /** At most {@code capacity} mappings at once, of them at most {@code perOwner} of any one owner; no reserves. */
     public SyntheticAddresses(int capacity, int perOwner, Duration lifetime, Ticker ticker) {
+        this(capacity, perOwner, 0, () -> 0, lifetime, ticker);
+    }
+
+    /**
+     * The same, with {@code reserve} mappings kept free for each of the {@code registered} sandboxes until it holds
+     * them (at most the table divided among the sandboxes and the clients known by address).
+     */
+    public SyntheticAddresses(int capacity, int perOwner, int reserve, IntSupplier registered, Duration lifetime,
+                              Ticker ticker) {
         if (capacity < 1 || capacity > SLOTS / 4) {
             throw new IllegalArgumentException("capacity: " + capacity + " (expected: 1.." + SLOTS / 4 + ")");
         }
@@ -98,6 +114,11 @@ public final class SyntheticAddresses {
             throw new IllegalArgumentException("perOwner: " + perOwner + " (expected: 1.." + capacity + ")");
         }
         this.perOwner = perOwner;
+        if (reserve < 0 || reserve > perOwner) {
+            throw new IllegalArgumentException("reserve: " + reserve + " (expected: 0.." + perOwner + ")");
+        }
+        this.reserve = reserve;
+        this.registered = Objects.requireNonNull(registered, "registered");
         if (lifetime.isNegative() || lifetime.isZero()) {
             throw new IllegalArgumentException("lifetime: " + lifetime + " (expected: > 0)");
         }
@@ -110,18 +131,24 @@ public final class SyntheticAddresses {
      * The slot of {@code name} (normalized) for {@code client}, refreshed or newly taken; empty when every mapping is
      * in use.
      */
-    public synchronized Optional<Slot> assign(String name, InetAddress client) {
-        Optional<Mapping> m = take(new Key(BY_ADDRESS, name));
-        m.ifPresent(mapping -> mapping.askedBy(client));
-        return m.map(mapping -> new Slot(mapping.slot));
+    public Optional<Slot> assign(String name, InetAddress client) {
+        int sandboxes = registered.getAsInt();   // before the lock: the registry calls forget holding its own
+        synchronized (this) {
+            Optional<Mapping> m = take(new Key(BY_ADDRESS, name), sandboxes);
+            m.ifPresent(mapping -> mapping.askedBy(client));
+            return m.map(mapping -> new Slot(mapping.slot));
+        }
     }
 
     /** The slot of {@code name} (normalized) of {@code owner}'s own; empty when its share or the table is full. */
-    public synchronized Optional<Slot> assign(String name, ClientIdentity owner) {
-        return take(new Key(owner, name)).map(mapping -> new Slot(mapping.slot));
+    public Optional<Slot> assign(String name, ClientIdentity owner) {
+        int sandboxes = registered.getAsInt();
+        synchronized (this) {
+            return take(new Key(owner, name), sandboxes).map(mapping -> new Slot(mapping.slot));
+        }
     }
 
-    private Optional<Mapping> take(Key key) {
+    private Optional<Mapping> take(Key key, int sandboxes) {
         long now = ticker.read();
         sweep(now);
         Mapping m = byName.get(key);
@@ -129,7 +156,8 @@ public final class SyntheticAddresses {
             m.asked = now;
             return Optional.of(m);
         }
-        if (byName.size() >= capacity || perOwnerCount.getOrDefault(key.owner(), 0) >= perOwner) {
+        if (byName.size() + reservedForOthers(key.owner(), sandboxes) >= capacity
+                || perOwnerCount.getOrDefault(key.owner(), 0) >= perOwner) {
             return Optional.empty();
         }
         do {
@@ -140,6 +168,27 @@ public final class SyntheticAddresses {
         bySlot.put(m.slot, m);
         perOwnerCount.merge(key.owner(), 1, Integer::sum);
         return Optional.of(m);
+    }
+
+    /**
+     * The free mappings the other registered sandboxes are owed: for each, its reserve less what it holds, those that
+     * hold none yet included ({@code sandboxes} registered in all).
+     */
+    private long reservedForOthers(Object owner, int sandboxes) {
+        if (reserve == 0 || sandboxes == 0) {
+            return 0;
+        }
+        int each = Math.min(reserve, capacity / (sandboxes + 1));   // + 1: the clients known by address
+        long owed = 0;
+        int holding = 0;
+        for (Map.Entry<Object, Integer> e : perOwnerCount.entrySet()) {
+            if (e.getKey() instanceof ClientIdentity && e.getKey() != owner) {
+                holding++;
+                owed += Math.max(0, each - e.getValue());
+            }
+        }
+        int others = sandboxes - (owner instanceof ClientIdentity ? 1 : 0);
+        return owed + (long) Math.max(0, others - holding) * each;
     }
 
     /** The name a synthetic address stands for, while its mapping lives, for a client that asked for it. */

@@ -169,6 +169,33 @@ class SyntheticAddressesTest {
         assertThat(pool.nameFor(one.v4(), again)).as("a new registration of the same name owns nothing").isEmpty();
     }
 
+    /**
+     * Sandboxes that fill their shares together cannot leave another nothing: each registered sandbox, one that has
+     * asked for nothing yet included, keeps its reserve free until it holds it, and clients known by address get only
+     * what no reserve holds. Without reserves, the first two sandboxes here took the whole table.
+     */
+    @Test
+    void eachRegisteredSandboxKeepsItsReserveWhileOthersFloodTheTable() throws Exception {
+        SandboxRegistry registry = new SandboxRegistry(java.time.InstantSource.system());
+        ClientIdentity a = sandbox(registry, "a");
+        ClientIdentity b = sandbox(registry, "b");
+        ClientIdentity late = sandbox(registry, "late");
+        SyntheticAddresses pool = new SyntheticAddresses(16, 8, 3, registry::size, Duration.ofMinutes(10), clock);
+        int taken = 0;
+        for (int i = 0; i < 8; i++) {
+            taken += pool.assign("a-" + i + ".test", a).isPresent() ? 1 : 0;
+            taken += pool.assign("b-" + i + ".test", b).isPresent() ? 1 : 0;
+        }
+        assertThat(taken).as("a's and b's floods: the table less late's reserve").isEqualTo(13);
+        assertThat(pool.assign("stranger.test", CLIENT)).as("a client by address gets no reserved mapping").isEmpty();
+        for (int i = 0; i < 3; i++) {
+            assertThat(pool.assign("late-" + i + ".test", late)).as("late's name " + i).isPresent();
+        }
+        assertThat(pool.assign("late-3.test", late)).as("the table is full now").isEmpty();
+        pool.forget(a);
+        assertThat(pool.assign("late-3.test", late)).as("a's mappings went with it").isPresent();
+    }
+
     @Test
     void boundsAreChecked() {
         assertThatThrownBy(() -> new SyntheticAddresses(0, Duration.ofMinutes(1), clock))
