@@ -161,7 +161,7 @@ public final class Inside {
         awaitGoAhead(host);
         Sockets.close(host);
         if (abi >= 1) {
-            // TCP connect is the network namespace's to decide: it holds the sandbox's own servers and the listener only
+            // TCP connect is the network namespace's to decide: it holds only the sandbox's servers and the listener
             landlock.restrictCurrentThread(rules, Landlock.ANY_PORT, abi);
         }
         System.out.flush();

@@ -19,8 +19,8 @@ import java.util.regex.Pattern;
  * nerdctl networks named {@code sallyport-<id>}, nftables tables {@code inet sallyport_<id>}, bridges whose alias
  * is {@code sallyport-<id>}, host-local IPAM folders {@code /var/lib/cni/networks/sallyport-<id>}, the temporary
  * file a run killed while it rewrote its network's conflist left beside it ({@link CniConflist#TEMP_SUFFIX}), and
- * CNI's isolation rules for bridges that no longer exist. Sandboxes whose runner is still alive ({@link RunMarkers}) are
- * left alone, and so is the network of a sandbox whose container is still there after {@code nerdctl rm -f} (or
+ * CNI's isolation rules for bridges that no longer exist. Sandboxes whose runner is still alive ({@link RunMarkers})
+ * are left alone, and so is the network of a sandbox whose container is still there after {@code nerdctl rm -f} (or
  * when nerdctl cannot say): removing its table would set it free.
  */
 public final class SandboxCleanup {
