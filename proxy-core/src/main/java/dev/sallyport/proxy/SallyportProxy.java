@@ -250,7 +250,7 @@ public final class SallyportProxy implements AutoCloseable {
         // one table of mappings for the stub's own listeners and for registered sandboxes' relayed DNS, the
         // sandboxes' own mappings going with their registrations
         SyntheticAddresses addresses = new SyntheticAddresses(DNS_TABLE, DNS_MAPPINGS, DNS_RESERVE,
-                context.sandboxes()::size, DNS_LIFETIME, Ticker.systemTicker());
+                context.sandboxes()::count, DNS_LIFETIME, Ticker.systemTicker());
         LookupAudit lookups = new LookupAudit(context::emit, clock, DNS_AUDIT_BURST, DNS_AUDIT_PER_SECOND);
         context.sandboxes().onForgotten(identity -> {
             addresses.forget(identity);
