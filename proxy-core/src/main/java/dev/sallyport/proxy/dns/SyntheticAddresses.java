@@ -156,8 +156,7 @@ public final class SyntheticAddresses {
             m.asked = now;
             return Optional.of(m);
         }
-        if (byName.size() + reservedForOthers(key.owner(), sandboxes) >= capacity
-                || perOwnerCount.getOrDefault(key.owner(), 0) >= perOwner) {
+        if (!roomFor(key.owner(), sandboxes) || perOwnerCount.getOrDefault(key.owner(), 0) >= perOwner) {
             return Optional.empty();
         }
         do {
@@ -171,14 +170,19 @@ public final class SyntheticAddresses {
     }
 
     /**
-     * The free mappings the other registered sandboxes are owed: for each, its reserve less what it holds, those that
-     * hold none yet included ({@code sandboxes} registered in all).
+     * True when {@code owner} may take one more mapping: the table has room beyond what the other registered sandboxes
+     * are owed (for each, its reserve less what it holds, those that hold none yet included; {@code sandboxes}
+     * registered in all).
      */
-    private long reservedForOthers(Object owner, int sandboxes) {
-        if (reserve == 0 || sandboxes == 0) {
-            return 0;
+    private boolean roomFor(Object owner, int sandboxes) {
+        if (byName.size() >= capacity) {
+            return false;
         }
         int each = Math.min(reserve, capacity / (sandboxes + 1));   // + 1: the clients known by address
+        int others = sandboxes - (owner instanceof ClientIdentity ? 1 : 0);
+        if (byName.size() + (long) others * each < capacity) {
+            return true;   // every reserve fits, whatever the others hold: no need to count
+        }
         long owed = 0;
         int holding = 0;
         for (Map.Entry<Object, Integer> e : perOwnerCount.entrySet()) {
@@ -187,8 +191,7 @@ public final class SyntheticAddresses {
                 owed += Math.max(0, each - e.getValue());
             }
         }
-        int others = sandboxes - (owner instanceof ClientIdentity ? 1 : 0);
-        return owed + (long) Math.max(0, others - holding) * each;
+        return byName.size() + owed + (long) Math.max(0, others - holding) * each < capacity;
     }
 
     /** The name a synthetic address stands for, while its mapping lives, for a client that asked for it. */

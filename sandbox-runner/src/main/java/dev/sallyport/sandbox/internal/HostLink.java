@@ -31,7 +31,7 @@ public final class HostLink implements AutoCloseable {
     static final String LISTENER6 = " listener6";
     static final byte GO_AHEAD = 'K';
 
-    /** What the supervisor enforces besides "sockets the sandbox created". */
+    /** The port the setup's sockets must be on, the uid and gid the supervisor connects as, the relay's budget. */
     public record Rules(int insidePort, int workloadUid, int workloadGid,
                         RelayBudget budget) {
         public Rules {

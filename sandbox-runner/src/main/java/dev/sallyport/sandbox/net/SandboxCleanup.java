@@ -81,7 +81,7 @@ public final class SandboxCleanup {
             }
             kept.addAll(stillThere(live, stops, out));
             for (String name : listed(nerdctl, "network", "ls", "--format", "{{.Name}}")) {
-                if (leftover(name, SandboxNetwork.NAME_PREFIX, live) && !kept.contains(idOf(name))) {
+                if (removable(name, live, kept)) {
                     removals.add(remove(HostCommand.tolerant(nerdctl, "network", "rm", name), out));
                 }
             }
@@ -148,6 +148,11 @@ public final class SandboxCleanup {
         return dash < 0 ? rest : rest.substring(0, dash);
     }
 
+    /** A leftover of ours ({@link #leftover}) whose sandbox's network is not {@code kept} either. */
+    private static boolean removable(String name, Set<String> live, Set<String> kept) {
+        return leftover(name, SandboxNetwork.NAME_PREFIX, live) && !kept.contains(idOf(name));
+    }
+
     /** {@code true} for our names ({@code sallyport-ID}, {@code sallyport-ID-probe}) whose run is not alive. */
     static boolean leftover(String name, String prefix, Set<String> live) {
         return name.startsWith(prefix) && !live.contains(idOf(name));
@@ -175,16 +180,15 @@ public final class SandboxCleanup {
     }
 
     private List<String> ipamFolders(Set<String> live, Set<String> kept) throws IOException {
-        return entries(ipamState, name -> leftover(name, SandboxNetwork.NAME_PREFIX, live)
-                && !kept.contains(idOf(name))).stream().map(p -> p.getFileName().toString()).toList();
+        return entries(ipamState, name -> removable(name, live, kept)).stream().map(p -> p.getFileName().toString())
+                .toList();
     }
 
     /** The temporary conflist files of dead runs' networks in {@link #cniConfigs}. */
     private List<Path> conflistTemps(Set<String> live, Set<String> kept) throws IOException {
         return entries(cniConfigs, name -> {
             Matcher m = CONFLIST_TEMP.matcher(name);
-            return m.matches() && leftover(m.group(1), SandboxNetwork.NAME_PREFIX, live)
-                    && !kept.contains(idOf(m.group(1)));
+            return m.matches() && removable(m.group(1), live, kept);
         });
     }
 
@@ -213,7 +217,7 @@ public final class SandboxCleanup {
             for (Path nic : interfaces) {
                 Path alias = nic.resolve("ifalias");
                 String text = Files.isReadable(alias) ? Files.readString(alias).strip() : "";
-                if (leftover(text, SandboxNetwork.NAME_PREFIX, live) && !kept.contains(idOf(text))) {
+                if (removable(text, live, kept)) {
                     bridges.add(nic.getFileName().toString());
                 }
             }
