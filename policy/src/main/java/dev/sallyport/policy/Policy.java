@@ -12,11 +12,20 @@ import java.util.Set;
  *
  * @param registries package registries seen as what they are ({@link Registry}): their hosts reached through them alone
  * @param git        what pushes git's smart HTTP protocol may make ({@link GitRule}), in order
+ * @param sandbox    how {@code sallyport run} treats the workspace ({@link SandboxSettings}); the proxy ignores it
  * @param source nullable: the file it came from
  */
 public record Policy(ProxySettings proxy, CaSettings ca, AuditSettings audit, Mode mode, UpstreamSettings upstream,
                      NetworkSettings network, List<Rule> rules, List<SecretSpec> secrets, Path source,
-                     List<Registry> registries, List<GitRule> git) {
+                     List<Registry> registries, List<GitRule> git, SandboxSettings sandbox) {
+
+    /** A policy without a sandbox section. */
+    public Policy(ProxySettings proxy, CaSettings ca, AuditSettings audit, Mode mode, UpstreamSettings upstream,
+                  NetworkSettings network, List<Rule> rules, List<SecretSpec> secrets, Path source,
+                  List<Registry> registries, List<GitRule> git) {
+        this(proxy, ca, audit, mode, upstream, network, rules, secrets, source, registries, git,
+                SandboxSettings.DEFAULTS);
+    }
 
     /** A policy without git entries. */
     public Policy(ProxySettings proxy, CaSettings ca, AuditSettings audit, Mode mode, UpstreamSettings upstream,
@@ -38,6 +47,7 @@ public record Policy(ProxySettings proxy, CaSettings ca, AuditSettings audit, Mo
         Objects.requireNonNull(mode, "mode");
         Objects.requireNonNull(upstream, "upstream");
         Objects.requireNonNull(network, "network");
+        Objects.requireNonNull(sandbox, "sandbox");
         rules = List.copyOf(rules);
         secrets = List.copyOf(secrets);
         registries = List.copyOf(registries);

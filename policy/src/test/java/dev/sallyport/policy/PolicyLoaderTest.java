@@ -240,6 +240,11 @@ class PolicyLoaderTest {
         "rules: [{name: x, hosts: [a.example], allow_encoded_slash: yes}]|1:60 rules[0].allow_encoded_slash|is 'yes'",
         "rules: [{name: x, hosts: [a.example], tls: passthrough, allow_encoded_slash: true}]|1:44 rules[0].tls|allow_encoded_slash",
         "secrets: [{name: X, from: env:X, hosts: [a.example], headers: [A], elsewhere_on_own_hosts: sometimes}]|1:92 secrets[0].elsewhere_on_own_hosts|'sometimes' is not a choice here",
+        "sandbox: {git: rw}|1:16 sandbox.git|'rw' is not a git access",
+        "sandbox: {hold: [../.npmrc]}|1:18 sandbox.hold[0]|not a relative file path",
+        "sandbox: {hold: [/etc/x]}|1:18 sandbox.hold[0]|not a relative file path",
+        "sandbox: {scratch: [.config/opencode]}|1:21 sandbox.scratch[0]|not an absolute path or ~/PATH",
+        "sandbox: {overlay: [/x]}|1:11 sandbox.overlay|unknown key 'overlay'",
     })
     void singleMistakes(String yaml, String where, String message) {
         PolicyException e = problems(yaml);
@@ -304,6 +309,20 @@ class PolicyLoaderTest {
                 """);
         assertThat(where(merge)).first().isEqualTo("3:5 rules[1]");
         assertThat(merge.problems().getFirst().message()).contains("'<<'");
+    }
+
+    @Test
+    void theSandboxSectionSaysHowRunsTreatGitToolConfigsAndScratchFolders() throws Exception {
+        Policy p = PolicyLoader.parse("""
+                sandbox:
+                  git: read-only
+                  hold: [.tool.toml, config/tool.yaml]
+                  scratch: [~/.config/opencode, /opt/cache]
+                """, "s.yaml");
+        assertThat(p.sandbox()).isEqualTo(new SandboxSettings(SandboxSettings.GitAccess.READ_ONLY,
+                List.of(".tool.toml", "config/tool.yaml"), List.of("~/.config/opencode", "/opt/cache")));
+        assertThat(PolicyLoader.parse("mode: enforce\n", "d.yaml").sandbox()).isEqualTo(SandboxSettings.DEFAULTS);
+        assertThat(SandboxSettings.DEFAULTS.git()).isEqualTo(SandboxSettings.GitAccess.WRITABLE);
     }
 
     @Test

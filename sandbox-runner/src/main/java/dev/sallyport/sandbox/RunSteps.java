@@ -277,11 +277,11 @@ final class RunSteps {
                 .map(s -> run.secrets().contains(s.name()) ? s : s.withPlaceholder(runOnly.derive(s.name())))
                 .toList();
         return new Policy(p.proxy(), p.ca(), p.audit(), p.mode(), p.upstream(), p.network(), p.rules(), secrets,
-                p.source(), p.registries(), p.git());
+                p.source(), p.registries(), p.git(), p.sandbox());
     }
 
     private static Policy withAudit(Policy p, Path audit) {
         return new Policy(p.proxy(), p.ca(), new AuditSettings(audit.toString()), p.mode(), p.upstream(), p.network(),
-                p.rules(), p.secrets(), p.source(), p.registries(), p.git());
+                p.rules(), p.secrets(), p.source(), p.registries(), p.git(), p.sandbox());
     }
 }

@@ -17,6 +17,7 @@ import dev.sallyport.policy.PrivateException;
 import dev.sallyport.policy.Registry;
 import dev.sallyport.policy.ProxySettings;
 import dev.sallyport.policy.Rule;
+import dev.sallyport.policy.SandboxSettings;
 import dev.sallyport.policy.SecretSource;
 import dev.sallyport.policy.SecretSpec;
 import dev.sallyport.policy.Timeouts;
@@ -62,7 +63,7 @@ public final class PolicyParser {
                     List.of(), source);
         }
         Map<String, Node> top = t.mapping(root, "", Set.of("proxy", "ca", "audit", "mode", "upstream", "network",
-                "rules", "secrets", "registries", "git"));
+                "rules", "secrets", "registries", "git", "sandbox"));
         if (top == null) {
             return null;
         }
@@ -81,12 +82,14 @@ public final class PolicyParser {
             registryParser.conflicts(registries, rules, top.get("rules"));
         }
         List<GitRule> git = section(top, "git", List.of(), new GitParser(t, rp)::entries);
-        if (!t.problems().isEmpty() || git == null || proxy == null || ca == null || audit == null || mode == null
+        SandboxSettings sandbox = section(top, "sandbox", SandboxSettings.DEFAULTS, this::sandbox);
+        if (!t.problems().isEmpty() || git == null || sandbox == null || proxy == null || ca == null || audit == null || mode == null
                 || upstream == null || network == null || rules == null || secrets == null || registries == null) {
             return null;
         }
         try {
-            return new Policy(proxy, ca, audit, mode, upstream, network, rules, secrets, source, registries, git);
+            return new Policy(proxy, ca, audit, mode, upstream, network, rules, secrets, source, registries, git,
+                    sandbox);
         } catch (IllegalArgumentException e) {
             t.problem(root, "", e.getMessage(), "a consistent policy");
             return null;
@@ -267,6 +270,29 @@ public final class PolicyParser {
             return null;
         }
         return (cert == null) != (key == null) ? null : new CaSettings(cert, key);
+    }
+
+    private SandboxSettings sandbox(Node node) {
+        Map<String, Node> m = t.mapping(node, "sandbox", Set.of("git", "hold", "scratch"));
+        if (m == null) {
+            return null;
+        }
+        SandboxSettings d = SandboxSettings.DEFAULTS;
+        SandboxSettings.GitAccess git = section(m, "git", d.git(), n -> t.parsed(n, "sandbox.git",
+                "writable or read-only", s -> switch (s) {
+                    case "writable" -> SandboxSettings.GitAccess.WRITABLE;
+                    case "read-only" -> SandboxSettings.GitAccess.READ_ONLY;
+                    default -> throw new IllegalArgumentException("'" + s + "' is not a git access");
+                }));
+        int before = t.problems().size();
+        List<String> hold = section(m, "hold", d.hold(), n -> t.list(n, "sandbox.hold",
+                SandboxSettings.HOLD_EXPECTED, SandboxSettings::checkHold));
+        List<String> scratch = section(m, "scratch", d.scratch(), n -> t.list(n, "sandbox.scratch",
+                SandboxSettings.SCRATCH_EXPECTED, SandboxSettings::checkScratch));
+        if (git == null || hold == null || scratch == null || t.problems().size() != before) {
+            return null;
+        }
+        return new SandboxSettings(git, hold, scratch);
     }
 
     private AuditSettings audit(Node node) {

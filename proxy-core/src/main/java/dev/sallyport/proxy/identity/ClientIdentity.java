@@ -114,7 +114,7 @@ public final class ClientIdentity {
         List<Rule> all = new ArrayList<>(first);
         all.addAll(p.rules());
         return new Policy(p.proxy(), p.ca(), p.audit(), p.mode(), p.upstream(), p.network(), all, p.secrets(),
-                p.source(), p.registries(), p.git());
+                p.source(), p.registries(), p.git(), p.sandbox());
     }
 
     @Override

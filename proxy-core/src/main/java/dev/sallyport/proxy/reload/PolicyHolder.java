@@ -230,7 +230,7 @@ public final class PolicyHolder implements AutoCloseable {
         note(notes, "upstream.proxy", running.upstream().proxy(), loaded.upstream().proxy());
         return new Policy(kept, running.ca(), running.audit(), loaded.mode(),
                 loaded.upstream().withProxy(running.upstream().proxy()), loaded.network(),
-                loaded.rules(), loaded.secrets(), loaded.source(), loaded.registries(), loaded.git());
+                loaded.rules(), loaded.secrets(), loaded.source(), loaded.registries(), loaded.git(), loaded.sandbox());
     }
 
     private static void note(List<String> notes, String key, Object was, Object now) {
