@@ -5,6 +5,7 @@ import dev.sallyport.sandbox.internal.BwrapCommand;
 import dev.sallyport.sandbox.internal.Cgroups;
 import dev.sallyport.sandbox.internal.GitIdentity;
 import dev.sallyport.sandbox.internal.HostAccounts;
+import dev.sallyport.sandbox.internal.HeldNames;
 import dev.sallyport.sandbox.internal.HostLink;
 import dev.sallyport.sandbox.internal.HomeTools;
 import dev.sallyport.sandbox.internal.HostSockets;
@@ -28,6 +29,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
@@ -103,7 +105,8 @@ public final class ProcessSandbox {
         SandboxSpec spec = withReadOnly(requested, tools.shown());
         StartTrace.mark("home tools planned");
         Optional<String> gitNotice = gitNotice(spec);   // before the masks: an empty .git mask is made below
-        ProtectedPaths.Plan plan = ProtectedPaths.prepare(spec.workdir(), spec.gitWritable());
+        ProtectedPaths.Plan plan = ProtectedPaths.prepare(spec.workdir(), spec.gitWritable(),
+                HeldNames.with(spec.hold()), Held.of(spec.heldStore(), spec.workdir()));
         StartTrace.mark("protected paths prepared");
         List<Path> grants = new ArrayList<>(spec.readOnly());
         grants.addAll(spec.readWrite());
@@ -151,15 +154,18 @@ public final class ProcessSandbox {
             List<String> seeds = new ArrayList<>();
             Optional<String> gitIdentity = Background.join(identity);
             StartTrace.mark("git identity read");
-            if (gitIdentity.isPresent()) {
-                Files.writeString(mounted.resolve(GitIdentity.FILE), gitIdentity.get());
-                seeds.addAll(List.of(run + "/" + GitIdentity.FILE, spec.hostHome().resolve(".gitconfig").toString()));
-            }
+            Files.writeString(mounted.resolve(GitIdentity.FILE), gitIdentity.orElse(GitIdentity.DEFAULT));
+            seeds.addAll(List.of(run + "/" + GitIdentity.FILE, spec.hostHome().resolve(".gitconfig").toString()));
             Map<String, Path> caches = spec.packageCaches().isPresent()
                     ? PackageCaches.create(spec.packageCaches().get()) : Map.of();
             List<String> notices = new ArrayList<>(user.notice().stream().toList());
             notices.addAll(tools.notices());
             gitNotice.ifPresent(notices::add);
+            if (gitIdentity.isEmpty() && Files.exists(spec.workdir().resolve(".git"), LinkOption.NOFOLLOW_LINKS)) {
+                notices.add("git: no user.name and user.email on the host; commits made inside are by '"
+                        + GitIdentity.DEFAULT_NAME + " <" + GitIdentity.DEFAULT_EMAIL + ">' unless the repository "
+                        + "names someone (git config --global user.name/user.email on the host gives yours)");
+            }
             limits = Cgroups.create(spec.limits());
             StartTrace.mark("cgroup made");
             Optional<CaptureRules.Tools> capture = captureTools(spec, prefix, Background.join(probed), notices);
@@ -329,11 +335,11 @@ public final class ProcessSandbox {
     /** The one line a run without {@code gitWritable} says when the workspace is a git checkout. */
     private static Optional<String> gitNotice(SandboxSpec spec) {
         Path git = spec.workdir().resolve(".git");
-        if (spec.gitWritable() || !Files.exists(git, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        if (spec.gitWritable() || !Files.exists(git, LinkOption.NOFOLLOW_LINKS)) {
             return Optional.empty();
         }
-        return Optional.of(git + " is read-only inside (git commit, fetch, pull and checkout fail with 'Read-only "
-                + "file system'); --git-writable makes it writable, its hooks and config still read-only");
+        return Optional.of(git + " is read-only inside, as asked (--git-read-only or the policy's sandbox.git: "
+                + "read-only): git commit, fetch, pull and checkout fail with 'Read-only file system'");
     }
 
     /** {@code spec} with {@code more} shown read-only too. */
@@ -346,7 +352,7 @@ public final class ProcessSandbox {
         return new SandboxSpec(spec.command(), spec.workdir(), spec.proxy(), spec.caPem(), spec.passEnv(),
                 spec.placeholders(), readOnly, spec.readWrite(), spec.requireLandlock(), spec.gitWritable(),
                 spec.hostHome(), spec.hostEnv(), spec.insidePort(), spec.limits(), spec.packageCaches(), spec.capture(),
-                spec.identityToken(), spec.startupCache());
+                spec.identityToken(), spec.startupCache(), spec.hold(), spec.heldStore());
     }
 
     private static void checkWorkdir(SandboxSpec spec) throws SandboxException {

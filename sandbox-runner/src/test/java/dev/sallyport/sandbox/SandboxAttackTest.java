@@ -226,12 +226,13 @@ class SandboxAttackTest {
     }
 
     @Test
-    void gitIsReadOnlyAndCannotBeMovedAway() throws Exception {
+    void gitInTheStrictModeIsReadOnlyAndCannotBeMovedAway() throws Exception {
         Path hooks = Files.createDirectories(f.workspace.resolve(".git/hooks"));
         Files.writeString(f.workspace.resolve(".git/config"), "[core]\n");
-        Fixture.Run r = f.run("echo evil > .git/hooks/pre-commit; echo hook=$?; echo '[core] fsmonitor=evil' >> "
+        Fixture.Run r = f.run(f.spec("echo evil > .git/hooks/pre-commit; echo hook=$?; echo '[core] fsmonitor=evil' >> "
                 + ".git/config; echo config=$?; mv .git .git-away; echo mv=$?; rm -rf .git; echo rm=$?;"
-                + " mkdir -p .git-new/hooks && echo evil > .git-new/hooks/pre-commit && mv .git-new .git; echo swap=$?");
+                + " mkdir -p .git-new/hooks && echo evil > .git-new/hooks/pre-commit && mv .git-new .git; echo swap=$?")
+                .gitWritable(false).build(), new byte[0]);
         assertThat(r.out()).contains("hook=2", "config=2", "mv=1", "rm=1", "swap=1");
         assertThat(r.err()).containsAnyOf("Read-only file system", "Device or resource busy");
         assertThat(hooks.resolve("pre-commit")).doesNotExist();
@@ -245,7 +246,7 @@ class SandboxAttackTest {
         Files.writeString(f.workspace.resolve(".git/config"), "[core]\n");
         SandboxSpec spec = f.spec("echo ref > .git/ORIG_HEAD; echo objects=$?; echo evil > .git/hooks/post-checkout;"
                 + " echo hook=$?; echo x >> .git/config; echo config=$?; mv .git/hooks .git/hooks-away; echo mvhooks=$?;"
-                + " mv .git .git-away; echo mvgit=$?; mkdir .g2; mv -T .g2 .git; echo replace=$?").gitWritable(true).build();
+                + " mv .git .git-away; echo mvgit=$?; mkdir .g2; mv -T .g2 .git; echo replace=$?").build();
         Fixture.Run r = f.run(spec, new byte[0]);
         assertThat(r.out()).contains("objects=0", "hook=2", "config=2", "mvhooks=1", "mvgit=1", "replace=1");
         assertThat(hooks.resolve("post-checkout")).doesNotExist();
@@ -257,8 +258,9 @@ class SandboxAttackTest {
     void missingEditorAndShellFilesCannotBeCreatedAndLeaveNoTrace() throws Exception {
         Fixture.Run r = f.run("echo 'curl evil' > .envrc; echo envrc=$?; mkdir -p .vscode; echo '{}' > "
                 + ".vscode/tasks.json; echo tasks=$?; echo evil >> .bashrc; echo rc=$?");
-        assertThat(r.out()).contains("envrc=2", "tasks=2", "rc=2");
-        assertThat(f.workspace.resolve(".envrc")).doesNotExist();
+        assertThat(r.out()).contains("envrc=0", "tasks=2", "rc=2");
+        assertThat(f.workspace.resolve(".envrc")).as("held back, not live").doesNotExist();
+        assertThat(f.held().item(".envrc")).isPresent();
         assertThat(f.workspace.resolve(".vscode")).doesNotExist();
         assertThat(f.workspace.resolve(".bashrc")).doesNotExist();
     }

@@ -118,8 +118,7 @@ class SandboxEverydayToolsTest {
                 """);
         f.host("git", "init", "-q");
         SandboxSpec spec = f.spec("git commit -q --allow-empty -m inside && git log -1 --format='%an <%ae> / %cn <%ce>';"
-                + " git config --global --list; git config --global core.pager cat; echo global=$?").gitWritable(true)
-                .build();
+                + " git config --global --list; git config --global core.pager cat; echo global=$?").build();
         Fixture.Run r = f.run(spec, new byte[0]);
         assertThat(r.out()).as(r.err())
                 .contains("Ann Example <ann@example.com> / Ann Example <ann@example.com>\n",
@@ -131,20 +130,19 @@ class SandboxEverydayToolsTest {
     }
 
     @Test
-    void aCheckoutWithoutGitWritableSaysOnceThatGitIsReadOnly(Fixture f) throws Exception {
-        Fixture.Run plain = f.run("echo plain");
+    void gitIsWritableByDefaultAndTheStrictModeSaysOnceThatItIsReadOnly(Fixture f) throws Exception {
+        Fixture.Run plain = f.run(f.spec("echo plain").gitWritable(false).build(), new byte[0]);
         assertThat(plain.err()).as("a folder that is not a checkout (its .git mask is made by the run)")
                 .doesNotContain("is read-only inside");
         f.host("git", "init", "-q");
-        Fixture.Run r = f.run("touch .git/FETCH_HEAD; echo touch=$?");
+        Fixture.Run r = f.run(f.spec("touch .git/FETCH_HEAD; echo touch=$?").gitWritable(false).build(), new byte[0]);
         assertThat(r.out()).contains("touch=1");
-        assertThat(r.err()).contains("sallyport sandbox: " + f.workspace.resolve(".git") + " is read-only inside (git "
-                + "commit, fetch, pull and checkout fail with 'Read-only file system'); --git-writable makes it "
-                + "writable, its hooks and config still read-only");
+        assertThat(r.err()).contains("sallyport sandbox: " + f.workspace.resolve(".git") + " is read-only inside, as "
+                + "asked (--git-read-only or the policy's sandbox.git: read-only): git commit, fetch, pull and checkout "
+                + "fail with 'Read-only file system'");
 
-        Fixture.Run writable = f.run(f.spec("touch .git/FETCH_HEAD; echo touch=$?").gitWritable(true).build(),
-                new byte[0]);
-        assertThat(writable.out()).contains("touch=0");
+        Fixture.Run writable = f.run("touch .git/FETCH_HEAD; echo touch=$?; echo x >> .git/config; echo config=$?");
+        assertThat(writable.out()).contains("touch=0", "config=2");
         assertThat(writable.err()).doesNotContain("is read-only inside");
     }
 

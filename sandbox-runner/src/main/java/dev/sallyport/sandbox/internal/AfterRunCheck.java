@@ -16,7 +16,9 @@ import java.util.Set;
 
 /**
  * Runs once every process of the sandbox has exited: walks the workspace again and makes harmless what the command
- * left for the host to obey. An entry with a protected name that was not mounted at the start (created during
+ * left for the host to obey. A repository created during the run stays one, with what its git would run or follow
+ * held back ({@link GitNeutraliser}); a tool config created, changed or deleted is held back and the original put
+ * back ({@link HeldConfigs}). Any other entry with a protected name that was not mounted at the start (created during
  * the run, or planted where one was after moving a folder away) is renamed to {@code NAME.sallyport-quarantine};
  * a regular file with the set-user-ID or set-group-ID bit that was not there at the start loses both bits. A
  * folder the command made unreadable is opened for the walk (owner permissions) and closed again. Each action and
@@ -45,8 +47,10 @@ public final class AfterRunCheck {
     }
 
     private List<String> check() {
-        WorkspaceScan.Result scan = WorkspaceScan.walk(plan.workspace, plan.gitWritable, this::open);
+        WorkspaceScan.Result scan = WorkspaceScan.walk(plan.workspace, plan.gitWritable, plan.heldNames, this::open);
         List<Found> renames = new ArrayList<>();
+        List<Path> repositories = new ArrayList<>();
+        List<Found> gitFiles = new ArrayList<>();
         for (Found f : scan.found()) {
             if (plan.known.contains(f.key())) {
                 continue;
@@ -54,10 +58,26 @@ public final class AfterRunCheck {
             if (f.isSetIdFile()) {
                 clearSetId(f);
             }
-            if (f.name() != null) {
+            if (f.isGitFolder()) {
+                repositories.add(f.path());     // kept a repository, made harmless below
+            } else if (f.name() != null && f.name().path().equals(".git")
+                    && (f.mode() & WorkspaceScan.S_IFMT) == WorkspaceScan.S_IFREG) {
+                gitFiles.add(f);
+            } else if (f.name() != null) {
                 renames.add(f);
             }
         }
+        // what lies inside a new repository is the neutraliser's (its hooks and config are not renamed away)
+        renames.removeIf(f -> repositories.stream().anyMatch(r -> f.path().startsWith(r)));
+        gitFiles.removeIf(f -> repositories.stream().anyMatch(r -> f.path().startsWith(r)));
+        GitNeutraliser git = new GitNeutraliser(plan.workspace, plan.store, lines);
+        repositories.forEach(git::repository);
+        for (Found f : gitFiles) {
+            if (!git.gitFile(f.path())) {
+                renames.add(f);
+            }
+        }
+        plan.held.settle(scan.found(), plan.store, lines);
         // deepest first, so a rename never moves another entry still to be renamed
         renames.sort((a, b) -> Integer.compare(b.path().getNameCount(), a.path().getNameCount()));
         renames.forEach(this::quarantine);
@@ -66,7 +86,17 @@ public final class AfterRunCheck {
                     + "look inside before opening it with an editor, agent or git");
         }
         opened.entrySet().stream().toList().reversed().forEach(e -> restore(e.getKey(), e.getValue()));
-        return summary();
+        List<String> out = new ArrayList<>(summary());
+        try {
+            int items = plan.store.items().size();
+            if (items > 0) {
+                out.add(items + " change" + (items == 1 ? "" : "s") + " held back from the workspace; review and "
+                        + "apply with: sallyport accept --workdir " + plan.workspace);
+            }
+        } catch (IOException e) {
+            out.add("the held store of " + plan.workspace + " cannot be read: " + e.getMessage());
+        }
+        return List.copyOf(out);
     }
 
     private void clearSetId(Found f) {

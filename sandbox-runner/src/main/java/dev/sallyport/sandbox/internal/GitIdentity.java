@@ -20,6 +20,13 @@ import java.util.concurrent.TimeUnit;
 public final class GitIdentity {
     /** The file in the runtime folder. */
     public static final String FILE = "gitconfig";
+    /** Who commits inside when the host has no identity: a name that says where the commit was made. */
+    public static final String DEFAULT_NAME = "Sallyport sandbox";
+    /** The default identity's address, in a domain reserved never to exist ({@code .invalid}). */
+    public static final String DEFAULT_EMAIL = "sandbox@sallyport.invalid";
+    /** The gitconfig text of the default identity. */
+    public static final String DEFAULT = "# no git identity on the host: commits made here say they were made in the "
+            + "sandbox\n[user]\n\tname = " + DEFAULT_NAME + "\n\temail = " + DEFAULT_EMAIL + "\n";
     private static final List<String> KEYS = List.of("user.name", "user.email");
     private static final long TIMEOUT_SECONDS = 10;
 

@@ -1,5 +1,6 @@
 package dev.sallyport.sandbox.internal;
 
+import dev.sallyport.sandbox.Held;
 import dev.sallyport.sandbox.SandboxException;
 import dev.sallyport.sandbox.internal.WorkspaceScan.FileKey;
 import dev.sallyport.sandbox.internal.WorkspaceScan.Found;
@@ -98,7 +99,6 @@ public final class ProtectedPaths {
             anywhere(".devcontainer", Kind.FOLDER, "dev container tools build and start what it names"),
             anywhere(".devcontainer.json", Kind.FILE, "dev container tools build and start what it names"),
             anywhere("*.code-workspace", Kind.FILE, "VS Code runs the tasks of a workspace file"),
-            anywhere(".envrc", Kind.FILE, "direnv runs it in the user's shell"),
             anywhere(".mcp.json", Kind.FILE, "coding agents start the MCP servers it names"),
             anywhere(".claude/settings.json", Kind.FILE, "Claude Code runs its hooks and MCP servers"),
             anywhere(".claude/settings.local.json", Kind.FILE, "Claude Code runs its hooks and MCP servers"),
@@ -108,7 +108,7 @@ public final class ProtectedPaths {
             root(".bashrc"), root(".bash_profile"), root(".bash_login"), root(".profile"), root(".zshrc"),
             root(".zshenv"), root(".zprofile"), root(".zlogin"),
             new Name(".gitconfig", Kind.FILE, Scope.ROOT, "git reads it when the workspace is a home folder"));
-    /** Protected inside the workspace's {@code .git} when the command may write {@code .git} (gitWritable). */
+    /** Protected inside every {@code .git} folder when the command may write {@code .git} (gitWritable). */
     public static final List<Name> IN_GIT = List.of(
             inGit("hooks", Kind.FOLDER, "git runs its hooks"),
             inGit("config", Kind.FILE, "git runs the programs it names"),
@@ -155,9 +155,13 @@ public final class ProtectedPaths {
         final List<Path> created;
         final Set<FileKey> known;
         final List<Path> sockets;
+        final HeldNames heldNames;
+        final HeldConfigs held;
+        final Held store;
 
+        @SuppressWarnings("checkstyle:ParameterNumber")
         Plan(Path workspace, boolean gitWritable, List<Path> pinned, List<Entry> readOnly, List<Path> created,
-             Set<FileKey> known, List<Path> sockets) {
+             Set<FileKey> known, List<Path> sockets, HeldNames heldNames, HeldConfigs held, Held store) {
             this.workspace = workspace;
             this.gitWritable = gitWritable;
             this.pinned = List.copyOf(pinned);
@@ -165,13 +169,16 @@ public final class ProtectedPaths {
             this.created = List.copyOf(created);
             this.known = Set.copyOf(known);
             this.sockets = List.copyOf(sockets);
+            this.heldNames = heldNames;
+            this.held = held;
+            this.store = store;
         }
 
         /** Exclude lines for the file masks at the root, so a git inside does not offer to commit them. */
         public List<String> gitExcludes() {
             List<String> lines = new ArrayList<>();
             for (Entry e : readOnly) {
-                if (e instanceof Mask m && m.kind() == Kind.FILE && !workspace.relativize(m.path()).startsWith(".git")) {
+                if (e instanceof Mask m && m.kind() == Kind.FILE && !inGitFolder(workspace.relativize(m.path()))) {
                     lines.add("/" + workspace.relativize(m.path()));
                 }
             }
@@ -182,14 +189,23 @@ public final class ProtectedPaths {
     private ProtectedPaths() {
     }
 
+    private static boolean inGitFolder(Path relative) {
+        for (Path part : relative) {
+            if (part.toString().equals(".git")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The name {@code relative} (a path inside the workspace) matches, or null. */
     static Name match(Path relative) {
         return first(NAMES, relative);
     }
 
-    /** The {@link #IN_GIT} name {@code relative} (a direct child of the workspace's .git) matches, or null. */
+    /** The {@link #IN_GIT} name {@code relative} (a direct child of a writable .git, at any depth) matches, or null. */
     static Name matchInGit(Path relative) {
-        return first(IN_GIT, relative);
+        return first(IN_GIT, Path.of(".git", relative.getFileName().toString()));
     }
 
     /** The holder folder name a symbolic link at {@code relative} stands in for, or null. */
@@ -208,24 +224,34 @@ public final class ProtectedPaths {
     }
 
     /**
-     * Walks the workspace, binds what exists, creates the masks for what does not. The masks exist on the host from
-     * here on: the caller removes them with {@link #removeMasks} whatever happens next.
+     * Walks the workspace, binds what exists, creates the masks for what does not, and reads the tool configs that
+     * {@code heldNames} names (kept in {@code store} after the run when the command changed them). With
+     * {@code gitWritable} every repository's {@code .git} folder (the workspace's and nested ones) is writable but for
+     * its {@link #IN_GIT} entries. The masks exist on the host from here on: the caller removes them with
+     * {@link #removeMasks} whatever happens next.
      */
-    public static Plan prepare(Path workspace, boolean gitWritable) throws SandboxException {
-        WorkspaceScan.Result scan = WorkspaceScan.walk(workspace, gitWritable, (dir, e) -> false);
-        Path git = workspace.resolve(".git");
-        boolean writableGit = gitWritable && Files.isDirectory(git, LinkOption.NOFOLLOW_LINKS);
+    public static Plan prepare(Path workspace, boolean gitWritable, HeldNames heldNames, Held store)
+            throws SandboxException {
+        WorkspaceScan.Result scan = WorkspaceScan.walk(workspace, gitWritable, heldNames, (dir, e) -> false);
         Set<Path> pinned = new TreeSet<>(Comparator.comparingInt(Path::getNameCount).thenComparing(Path::compareTo));
         Set<FileKey> known = new HashSet<>();
         List<Entry> readOnly = new ArrayList<>();
         List<Path> sockets = new ArrayList<>();
+        List<Path> repositories = new ArrayList<>();
         for (Found f : scan.found()) {
-            if (f.inNodeModules() || (writableGit && f.path().equals(git))) {
+            if (f.inNodeModules()) {
+                continue;
+            }
+            if (gitWritable && f.isGitFolder()) {
+                repositories.add(f.path());     // writable, pinned, its IN_GIT entries masked below
                 continue;
             }
             if (f.isSocket() && f.name() == null) {
                 sockets.add(f.path());      // covered by BwrapCommand, not a protected entry
                 continue;
+            }
+            if (f.name() == null && !f.isSetIdFile()) {
+                continue;   // a tool config: read below, checked after the run
             }
             if (f.name() != null && f.isLink()) {
                 throw new SandboxException("workspace: " + f.path() + " is a symbolic link (expected: a regular file "
@@ -245,29 +271,35 @@ public final class ProtectedPaths {
                     + "(expected: at most " + MAX_MOUNTS + "; each is a mount; move nested repositories, editor "
                     + "folders or set-id files out, or run in a subfolder)");
         }
+        HeldConfigs held = HeldConfigs.snapshot(workspace, scan.found());
         List<Path> created = new ArrayList<>();
         try {
-            if (writableGit) {
+            for (Path git : repositories) {
                 pinned.add(git);
+                pinAncestors(workspace, git, pinned);
                 known.add(WorkspaceScan.keyOf(git));
             }
             for (Name name : NAMES) {
                 mask(workspace, name, name.path(), readOnly, created, pinned, known);
             }
-            if (writableGit) {
+            for (Path git : repositories) {
+                String relative = workspace.relativize(git).toString();
                 for (Name name : IN_GIT) {
-                    mask(workspace, name, name.path(), readOnly, created, pinned, known);
+                    mask(workspace, name, relative + name.path().substring(".git".length()), readOnly, created, pinned,
+                            known);
                 }
             }
         } catch (IOException | SandboxException e) {
-            removeMasks(new Plan(workspace, gitWritable, List.copyOf(pinned), readOnly, created, known, sockets));
+            removeMasks(new Plan(workspace, gitWritable, List.copyOf(pinned), readOnly, created, known, sockets,
+                    heldNames, held, store));
             if (e instanceof SandboxException se) {
                 throw se;
             }
             throw new SandboxException("workspace: cannot create the mask for a protected path: " + e.getMessage()
                     + " (expected: a writable workspace)", e);
         }
-        return new Plan(workspace, gitWritable, List.copyOf(pinned), readOnly, created, known, sockets);
+        return new Plan(workspace, gitWritable, List.copyOf(pinned), readOnly, created, known, sockets, heldNames,
+                held, store);
     }
 
     private static void mask(Path workspace, Name name, String relative, List<Entry> readOnly, List<Path> created,

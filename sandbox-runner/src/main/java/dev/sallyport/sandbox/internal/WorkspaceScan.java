@@ -19,8 +19,9 @@ import java.util.Set;
  * ({@link ProtectedPaths#NAMES}), regular files with the set-user-ID or set-group-ID bit, and socket files (a host
  * service's door, see {@link HostSockets}), wherever they lie. One {@code lstat} per
  * entry; symbolic links are never followed. Inside an entry with a protected name (mounted, or quarantined, as a
- * whole) only set-id files are looked for; in the workspace's own writable {@code .git} the direct children are
- * matched against {@link ProtectedPaths#IN_GIT}.
+ * whole) only set-id files are looked for; in a writable {@code .git} (the workspace's own or a nested repository's)
+ * the direct children are matched against {@link ProtectedPaths#IN_GIT}; elsewhere regular names are matched against
+ * the tool configs held after the run ({@link HeldNames}).
  */
 final class WorkspaceScan {
     static final int S_IFMT = 0170000;
@@ -37,10 +38,12 @@ final class WorkspaceScan {
 
     /**
      * One entry the walk found: {@code name} is the protected name it matched (null for a set-id file without one);
-     * {@code covered} when it lies inside an entry with a protected name; {@code inNodeModules} when a folder above
-     * it is called {@code node_modules}.
+     * {@code held} the tool config's name it matched ({@link HeldNames}; null for none); {@code covered} when it lies
+     * inside an entry with a protected name; {@code inNodeModules} when a folder above it is called
+     * {@code node_modules}.
      */
-    record Found(Path path, FileKey key, int mode, ProtectedPaths.Name name, boolean covered, boolean inNodeModules) {
+    record Found(Path path, FileKey key, int mode, ProtectedPaths.Name name, HeldNames.Name held, boolean covered,
+                 boolean inNodeModules) {
         boolean isLink() {
             return (mode & S_IFMT) == S_IFLNK;
         }
@@ -51,6 +54,15 @@ final class WorkspaceScan {
 
         boolean isSocket() {
             return (mode & S_IFMT) == S_IFSOCK;
+        }
+
+        boolean isFolder() {
+            return (mode & S_IFMT) == S_IFDIR;
+        }
+
+        /** A {@code .git} folder: a repository, the workspace's own or a nested one. */
+        boolean isGitFolder() {
+            return name != null && name.path().equals(".git") && isFolder();
         }
     }
 
@@ -75,7 +87,7 @@ final class WorkspaceScan {
     private WorkspaceScan() {
     }
 
-    static Result walk(Path workspace, boolean gitWritable, Unreadable unreadable) {
+    static Result walk(Path workspace, boolean gitWritable, HeldNames held, Unreadable unreadable) {
         List<Found> found = new ArrayList<>();
         List<Path> unlisted = new ArrayList<>();
         Set<FileKey> seen = new HashSet<>();
@@ -86,15 +98,15 @@ final class WorkspaceScan {
             boolean inNodeModules = folder.nodeModules();
             for (Path child : list(folder.path(), unreadable, unlisted)) {
                 Path relative = workspace.relativize(child);
-                Found f = stat(child, relative, folder.matching(), inNodeModules);
+                Found f = stat(child, relative, folder.matching(), held, inNodeModules);
                 if (f == null) {
                     continue; // gone since the listing
                 }
-                if (f.name() != null || f.isSetIdFile() || f.isSocket()) {
+                if (f.name() != null || f.held() != null || f.isSetIdFile() || f.isSocket()) {
                     found.add(f);
                 }
                 if ((f.mode() & S_IFMT) == S_IFDIR && seen.add(f.key())) {
-                    folders.push(new Folder(child, below(folder.matching(), f, gitWritable, relative),
+                    folders.push(new Folder(child, below(folder.matching(), f, gitWritable),
                             inNodeModules || child.getFileName().toString().equals(NODE_MODULES)));
                 }
             }
@@ -102,19 +114,20 @@ final class WorkspaceScan {
         return new Result(List.copyOf(found), List.copyOf(unlisted));
     }
 
-    private static Matching below(Matching here, Found folder, boolean gitWritable, Path relative) {
+    private static Matching below(Matching here, Found folder, boolean gitWritable) {
         if (folder.covered()) {
             return Matching.COVERED;
         }
         if (folder.name() != null) {
-            return gitWritable && relative.toString().equals(".git") ? Matching.IN_GIT : Matching.COVERED;
+            // a writable repository, the workspace's or a nested one: its hooks, config, ... are protected by name
+            return gitWritable && folder.isGitFolder() && !folder.inNodeModules() ? Matching.IN_GIT : Matching.COVERED;
         }
         // below the writable .git's direct children nothing is obeyed by name
         return here == Matching.NAMES ? Matching.NAMES : Matching.SET_ID_ONLY;
     }
 
     /** One {@code lstat} and the name the entry matches where it is; null when the entry is gone. */
-    private static Found stat(Path path, Path relative, Matching matching, boolean inNodeModules) {
+    private static Found stat(Path path, Path relative, Matching matching, HeldNames held, boolean inNodeModules) {
         Map<String, Object> attrs;
         try {
             attrs = Files.readAttributes(path, "unix:mode,ino,dev", LinkOption.NOFOLLOW_LINKS);
@@ -130,7 +143,13 @@ final class WorkspaceScan {
             case IN_GIT -> ProtectedPaths.matchInGit(relative);
             case SET_ID_ONLY, COVERED -> null;
         };
-        return new Found(path, new FileKey((Long) attrs.get("dev"), (Long) attrs.get("ino")), mode, name,
+        HeldNames.Name heldName = name == null && matching == Matching.NAMES && held != null && !inNodeModules
+                ? held.match(relative, relative.getFileName().toString()) : null;
+        if (heldName == null && name == null && matching == Matching.NAMES && held != null && !inNodeModules
+                && (mode & S_IFMT) == S_IFLNK) {
+            heldName = held.holder(relative);
+        }
+        return new Found(path, new FileKey((Long) attrs.get("dev"), (Long) attrs.get("ino")), mode, name, heldName,
                 matching == Matching.COVERED, inNodeModules);
     }
 
