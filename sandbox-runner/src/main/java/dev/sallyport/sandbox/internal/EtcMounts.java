@@ -6,6 +6,7 @@ import java.nio.file.FileSystems;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.PathMatcher;
 import java.nio.file.SimpleFileVisitor;
@@ -14,11 +15,13 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 /**
  * The sandbox's {@code /etc}: every entry of the host's, read-only, except what holds secrets. Each top-level entry
- * is bound onto itself (a symbolic link is made again as the same link, so it resolves inside the sandbox), then
+ * is bound onto itself (a symbolic link is made again as the same link, so it resolves inside the sandbox; one
+ * that is gone by the time bwrap mounts it is left out: {@code /etc} changes while package managers work), then
  * every entry of {@link #DENIED} that exists here, and every entry that others may not read (a folder: read and
  * search), is masked: an empty read-only file over a file, an empty read-only folder over a folder. The command
  * never runs as root, so a file only root can read is unreadable anyway; the masks also cover what its groups
@@ -67,24 +70,40 @@ public final class EtcMounts {
 
     /**
      * bwrap arguments for the whole of {@code /etc} (from the host's {@code etc}, normally {@link #ETC}): the
-     * entries, the masks, then the trust bundle over the distribution paths.
+     * entries, the masks, then the trust bundle over the distribution paths. The entries are listed before the
+     * walk that finds the masks, so every entry bound was there for the walk to check.
      */
     static List<String> args(Path etc, Path emptyFile, Path emptyDir, Path bundle) throws IOException {
-        List<String> args = new ArrayList<>(List.of("--dir", ETC.toString()));
-        List<Path> masked = masked(etc);
         List<Path> entries;
         try (var list = Files.list(etc)) {
             entries = list.sorted().toList();
         }
+        return args(etc, entries, masked(etc), emptyFile, emptyDir, bundle);
+    }
+
+    /**
+     * The same from a listing of {@code etc} ({@code entries}) and what {@link #masked} found after it. An entry
+     * may vanish before bwrap mounts it (a package manager's {@code login.defs.dpkg-new} renamed into place):
+     * entries are bound with {@code --ro-bind-try}, which skips a source that is gone, and a link that is gone
+     * is left out. An entry of the listing whose name the deny list names is never bound, even when the walk no
+     * longer found it (gone then, and back since). The masks and the trust bundle come from the runtime folder,
+     * so they are never skipped: a mask bwrap cannot place (its target gone from a folder bound read-only) fails
+     * the run instead of leaving anything unmasked.
+     */
+    static List<String> args(Path etc, List<Path> entries, List<Path> masked, Path emptyFile, Path emptyDir,
+                             Path bundle) {
+        List<String> args = new ArrayList<>(List.of("--dir", ETC.toString()));
         for (Path entry : entries) {
-            String inside = ETC.resolve(entry.getFileName().toString()).toString();
-            if (OWN.contains(entry.getFileName().toString()) || masked.contains(entry)) {
+            String name = entry.getFileName().toString();
+            String inside = ETC.resolve(name).toString();
+            boolean link = Files.isSymbolicLink(entry);
+            if (OWN.contains(name) || masked.contains(entry) || !link && deniedByName(name)) {
                 continue;
             }
-            if (Files.isSymbolicLink(entry)) {
-                args.addAll(List.of("--symlink", Files.readSymbolicLink(entry).toString(), inside));
+            if (link) {
+                readLinkIfThere(entry).ifPresent(target -> args.addAll(List.of("--symlink", target, inside)));
             } else {
-                args.addAll(List.of("--ro-bind", entry.toString(), inside));
+                args.addAll(List.of("--ro-bind-try", entry.toString(), inside));
             }
         }
         for (Path mask : masked) {
@@ -98,6 +117,17 @@ public final class EtcMounts {
             args.addAll(List.of("--ro-bind", bundle.toString(), distro.toString()));
         }
         return args;
+    }
+
+    /** Whether a top-level entry of this name is one the deny list names (a pattern without a folder). */
+    static boolean deniedByName(String name) {
+        for (String pattern : DENIED) {
+            if (pattern.indexOf('/') < 0
+                    && FileSystems.getDefault().getPathMatcher("glob:" + pattern).matches(Path.of(name))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -139,8 +169,11 @@ public final class EtcMounts {
 
             @Override
             public FileVisitResult visitFileFailed(Path file, IOException e) {
-                // a folder this user cannot list: masked, others could not read it either
-                unreadable.add(file);
+                // gone since it was listed: nothing to mask (args binds only what is still there); else a folder
+                // this user cannot list: masked, others could not read it either
+                if (!(e instanceof NoSuchFileException)) {
+                    unreadable.add(file);
+                }
                 return FileVisitResult.CONTINUE;
             }
         });
@@ -187,15 +220,34 @@ public final class EtcMounts {
                     out.add(p);
                 }
             }
+        } catch (NoSuchFileException gone) {
+            return List.of();
         }
         return out;
     }
 
-    /** Whether users other than the owner and group may read {@code p} (and search it, a folder). */
+    /**
+     * Whether users other than the owner and group may read {@code p} (and search it, a folder); true when it is
+     * gone since it was listed (nothing left to mask).
+     */
     private static boolean othersMay(Path p, boolean folder) throws IOException {
-        Set<PosixFilePermission> perms = Files.getPosixFilePermissions(p, LinkOption.NOFOLLOW_LINKS);
+        Set<PosixFilePermission> perms;
+        try {
+            perms = Files.getPosixFilePermissions(p, LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException gone) {
+            return true;
+        }
         return perms.contains(PosixFilePermission.OTHERS_READ)
                 && (!folder || perms.contains(PosixFilePermission.OTHERS_EXECUTE));
+    }
+
+    /** Where the link {@code p} leads, or empty when it is gone since it was listed. */
+    private static Optional<String> readLinkIfThere(Path p) {
+        try {
+            return Optional.of(Files.readSymbolicLink(p).toString());
+        } catch (IOException | UnsupportedOperationException gone) {
+            return Optional.empty();
+        }
     }
 
     private static Path realOrNull(Path p) {

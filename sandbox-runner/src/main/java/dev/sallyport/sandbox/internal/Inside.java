@@ -134,7 +134,12 @@ public final class Inside {
         int listener6 = sockets[2];
         int notify = -1;
         if (diag >= 0) {
-            notify = Seccomp.installWithListener(SeccompFilter.workloadForCurrentArch(true));
+            switch (Seccomp.installWithListener(SeccompFilter.workloadForCurrentArch(true))) {
+                case Seccomp.Listener.Installed installed -> notify = installed.fd();
+                case Seccomp.Listener.Unsupported _ -> { }
+                case Seccomp.Listener.HeldAbove _ -> System.err.println("sallyport sandbox: warning: "
+                        + listenerHeldAbove(abi, launch.requireLandlock()));
+            }
         }
         if (notify < 0) {
             Seccomp.install(SeccompFilter.workloadForCurrentArch(false));
@@ -216,6 +221,25 @@ public final class Inside {
                     + "--require-landlock was given)");
         }
         return what + "; continuing with namespaces and seccomp (expected: ABI >= 4 for every rule)";
+    }
+
+    /**
+     * What a seccomp listener held by a sandbox around this one means ({@code EBUSY}): fails closed when Landlock is
+     * required (nothing else keeps the command from host unix sockets below ABI 9); otherwise the warning for the
+     * run without the connect supervisor.
+     */
+    static String listenerHeldAbove(int abi, boolean require) throws SetupException {
+        String what = "seccomp(SET_MODE_FILTER, NEW_LISTENER): " + Syscalls.errnoName(Syscalls.EBUSY)
+                + ": another sandbox around this one already holds a seccomp notification listener (the kernel"
+                + " allows one per process), so the host cannot supervise connect()";
+        if (require) {
+            throw new SetupException(SETUP_FAILED, what + " and Landlock ABI " + abi + " cannot keep the command"
+                    + " from host unix sockets (expected: a run outside the other sandbox, a kernel with Landlock"
+                    + " ABI >= 9, or no --require-landlock, which runs without that guard)");
+        }
+        return what + "; running without it: a host service's unix socket that appears in the workspace or a grant"
+                + " during the run can be connected to (those there at the start stay covered; expected: a run"
+                + " outside the other sandbox, or Landlock ABI >= 9, for that guard)";
     }
 
     static final class SetupException extends Exception {

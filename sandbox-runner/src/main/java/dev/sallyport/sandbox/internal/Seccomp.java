@@ -26,19 +26,34 @@ final class Seccomp {
         Syscalls.check(r, "seccomp(SET_MODE_FILTER)");
     }
 
-    /**
-     * Installs {@code program} and returns its notification listener (close-on-exec), or -1 with nothing
-     * installed when this kernel offers no listener (before 5.0).
-     */
-    static int installWithListener(byte[] program) throws IOException {
+    /** What {@link #installWithListener} did. */
+    sealed interface Listener {
+        /** Installed; {@code fd} is its notification listener (close-on-exec). */
+        record Installed(int fd) implements Listener {}
+
+        /** Nothing installed: this kernel offers no listener (before 5.0). */
+        record Unsupported() implements Listener {}
+
+        /**
+         * Nothing installed: a filter this thread inherited already has a listener ({@code EBUSY}: the kernel
+         * allows one per filter stack), i.e. another sandbox around this one supervises it.
+         */
+        record HeldAbove() implements Listener {}
+    }
+
+    /** Installs {@code program} with a notification listener, or nothing when the kernel cannot give one. */
+    static Listener installWithListener(byte[] program) throws IOException {
         Syscalls.Result r = apply(program, FLAG_NEW_LISTENER | FLAG_WAIT_KILLABLE_RECV);
         if (r.failed() && r.errno() == Syscalls.EINVAL) {
             r = apply(program, FLAG_NEW_LISTENER);
         }
         if (r.failed() && r.errno() == Syscalls.EINVAL) {
-            return -1;
+            return new Listener.Unsupported();
         }
-        return (int) Syscalls.check(r, "seccomp(SET_MODE_FILTER, NEW_LISTENER)");
+        if (r.failed() && r.errno() == Syscalls.EBUSY) {
+            return new Listener.HeldAbove();
+        }
+        return new Listener.Installed((int) Syscalls.check(r, "seccomp(SET_MODE_FILTER, NEW_LISTENER)"));
     }
 
     private static Syscalls.Result apply(byte[] program, int flags) {

@@ -43,6 +43,7 @@ final class Syscalls {
     static final int EAGAIN = 11;
     static final int EACCES = 13;
     static final int EFAULT = 14;
+    static final int EBUSY = 16;
     static final int ENOTDIR = 20;
     static final int EINVAL = 22;
     static final int ENOSYS = 38;
@@ -50,7 +51,8 @@ final class Syscalls {
     private static final Map<Integer, String> ERRNO_NAMES = Map.ofEntries(Map.entry(1, "EPERM"),
             Map.entry(2, "ENOENT"), Map.entry(3, "ESRCH"), Map.entry(4, "EINTR"), Map.entry(8, "ENOEXEC"),
             Map.entry(9, "EBADF"), Map.entry(11, "EAGAIN"), Map.entry(13, "EACCES"), Map.entry(14, "EFAULT"),
-            Map.entry(20, "ENOTDIR"), Map.entry(22, "EINVAL"), Map.entry(36, "ENAMETOOLONG"), Map.entry(38, "ENOSYS"),
+            Map.entry(16, "EBUSY"), Map.entry(20, "ENOTDIR"), Map.entry(22, "EINVAL"), Map.entry(36, "ENAMETOOLONG"),
+            Map.entry(38, "ENOSYS"),
             Map.entry(40, "ELOOP"), Map.entry(88, "ENOTSOCK"), Map.entry(93, "EPROTONOSUPPORT"),
             Map.entry(95, "EOPNOTSUPP"), Map.entry(97, "EAFNOSUPPORT"), Map.entry(98, "EADDRINUSE"),
             Map.entry(104, "ECONNRESET"), Map.entry(106, "EISCONN"), Map.entry(111, "ECONNREFUSED"),
