@@ -14,6 +14,7 @@ import dev.sallyport.ca.CertificateAuthority;
 import dev.sallyport.policy.HostPort;
 import dev.sallyport.policy.Identities;
 import dev.sallyport.policy.Policy;
+import dev.sallyport.policy.SandboxSettings;
 import dev.sallyport.policy.StateDirectory;
 import dev.sallyport.sandbox.ResourceLimits;
 import dev.sallyport.sandbox.SandboxRun;
@@ -117,7 +118,12 @@ public final class RunCommand implements Callable<Integer> {
             + "file-system and TCP rules (ABI 4+) and host unix sockets kept out (ABI 9+, or the connect supervisor).")
     boolean requireLandlock;
 
-    @Option(names = "--git-writable", description = "Let COMMAND commit: .git writable, its hooks and config still read-only.")
+    @Option(names = "--git-read-only", description = "The whole .git read-only (no commit, fetch or checkout inside); "
+            + "by default .git is writable and only its hooks, config and redirections are read-only.")
+    boolean gitReadOnly;
+
+    /** The default since .git became writable; kept so that existing scripts still run. */
+    @Option(names = "--git-writable", hidden = true)
     boolean gitWritable;
 
     @Option(names = "--no-capture", description = "No DNS and no transparent capture: only clients that use the "
@@ -168,8 +174,10 @@ public final class RunCommand implements Callable<Integer> {
                 Optional<Path> caches = packageCache ? Optional.of(StateDirectory.resolve()) : Optional.empty();
                 Path startupCache = StateDirectory.resolve().resolve("startup");
                 run.proxy(proxy(policy, workspace)).backend(new SandboxRun.Backend.Process(sandbox -> {
-                    sandbox.limits(limits).requireLandlock(requireLandlock).gitWritable(gitWritable)
+                    sandbox.limits(limits).requireLandlock(requireLandlock)
+                            .gitWritable(!gitReadOnly && policy.sandbox().git() == SandboxSettings.GitAccess.WRITABLE)
                             .hostEnv(System.getenv()).startupCache(startupCache);
+                    policy.sandbox().hold().forEach(sandbox::hold);
                     caches.ifPresent(sandbox::packageCaches);
                     passEnv.forEach(sandbox::passEnv);
                     allowRead.forEach(sandbox::readOnly);
@@ -268,7 +276,8 @@ public final class RunCommand implements Callable<Integer> {
             throw new UsageException("--image: missing (expected: the container image to run, with --backend nerdctl)");
         }
         try {
-            return new SandboxRun.Backend.Nerdctl(VmRuntime.parse(runtime), image, dryRun, "nerdctl", !noCapture);
+            return new SandboxRun.Backend.Nerdctl(VmRuntime.parse(runtime), image, dryRun, "nerdctl", !noCapture,
+                    gitReadOnly);
         } catch (IllegalArgumentException e) {
             throw new UsageException("--runtime: '" + runtime + "' (expected: kata, runc or runsc)");
         }

@@ -53,6 +53,7 @@ public final class SallyportCommand implements Runnable {
         all.put("ca", CaCommand::new);
         all.put("policy", PolicyCommand::new);
         all.put("run", RunCommand::new);
+        all.put("accept", AcceptCommand::new);
         all.put("audit", AuditCommand::new);
         all.put("secrets", SecretsCommand::new);
         all.put("doctor", DoctorCommand::new);

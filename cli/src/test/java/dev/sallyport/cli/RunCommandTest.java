@@ -198,10 +198,23 @@ class RunCommandTest {
             Files.setAttribute(workspace, "unix:uid", 1000);   // the guest never runs as root: a user's workspace
             Files.setAttribute(workspace, "unix:gid", 1000);
         }
+        Files.createDirectories(workspace.resolve(".git/hooks"));
+        Files.writeString(workspace.resolve(".git/config"), "[core]\n");
         ExternalProcess.Result run = CliProcess.run(Map.of("SALLYPORT_HOME", dir.resolve("state").toString()),
                 Duration.ofSeconds(120), "run", "--backend", "nerdctl", "--runtime", "kata", "--image", "img.example/tools:1",
                 "--workdir", workspace.toString(), "--dry-run", "--", "make", "test");
         assertThat(run.exit()).as(run.stderr()).isZero();
+        // the workspace guarded as in the process backend: .git writable but its hooks and config, the agent configs
+        String ws = workspace.toString();
+        assertThat(run.stdout()).contains("type=bind,src=" + ws + "/.git,dst=/workspace/.git ",
+                "type=bind,src=" + ws + "/.git/hooks,dst=/workspace/.git/hooks,readonly",
+                "type=bind,src=" + ws + "/.git/config,dst=/workspace/.git/config,readonly",
+                "type=bind,src=" + ws + "/.mcp.json,dst=/workspace/.mcp.json,readonly");
+        assertThat(workspace.resolve(".mcp.json")).as("a dry run leaves no mask behind").doesNotExist();
+        ExternalProcess.Result strict = CliProcess.run(Map.of("SALLYPORT_HOME", dir.resolve("state").toString()),
+                Duration.ofSeconds(120), "run", "--backend", "nerdctl", "--image", "img.example/tools:1",
+                "--workdir", workspace.toString(), "--dry-run", "--git-read-only", "--", "make", "test");
+        assertThat(strict.stdout()).contains("type=bind,src=" + ws + "/.git,dst=/workspace/.git,readonly");
         assertThat(run.stdout())
                 .contains("nerdctl network create")
                 .contains("nft ")

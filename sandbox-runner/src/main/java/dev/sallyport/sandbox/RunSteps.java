@@ -6,7 +6,9 @@ import dev.sallyport.policy.AuditSettings;
 import dev.sallyport.policy.HostPort;
 import dev.sallyport.policy.Identities;
 import dev.sallyport.policy.Policy;
+import dev.sallyport.policy.SandboxSettings;
 import dev.sallyport.policy.SecretSpec;
+import dev.sallyport.policy.StateDirectory;
 import dev.sallyport.proxy.ProxyOptions;
 import dev.sallyport.proxy.SallyportProxy;
 import dev.sallyport.proxy.identity.ReportedRefusal;
@@ -121,8 +123,12 @@ final class RunSteps {
     }
 
     private VmSandbox.Workload workload(SandboxRun.Backend.Nerdctl vm, Map<String, String> placeholders) {
+        SandboxSettings settings = run.policy().sandbox();
+        VmSandbox.Guard guard = new VmSandbox.Guard(!vm.gitReadOnly()
+                && settings.git() == SandboxSettings.GitAccess.WRITABLE, settings.hold(),
+                StateDirectory.resolve().resolve(Held.FOLDER));
         return new VmSandbox.Workload(vm.runtime(), vm.image(), run.command(), run.workdir(), placeholders,
-                vm.dryRun(), vm.nerdctl(), run.policy().network().literalAddresses(), vm.capture());
+                vm.dryRun(), vm.nerdctl(), run.policy().network().literalAddresses(), vm.capture(), guard);
     }
 
     /** The gateway relay to the shared proxy with {@code lease}'s token (null: a dry run, which starts nothing). */

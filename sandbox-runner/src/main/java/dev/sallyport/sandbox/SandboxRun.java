@@ -253,14 +253,20 @@ public record SandboxRun(List<String> command, Path workdir, Policy policy, List
          * {@code runtime}, driven by the {@code nerdctl} program; with {@code dryRun} every host command is printed
          * and none runs. {@code capture} (on unless {@code --no-capture}): the host table sends the guest's DNS and its
          * TCP to synthetic addresses to the proxy's DNS stub and transparent listener on the gateway; off, the guest
-         * reaches only the explicit proxy port.
+         * reaches only the explicit proxy port. {@code gitReadOnly}: the whole {@code .git} read-only, whatever the
+         * policy's {@code sandbox.git} says.
          */
-        record Nerdctl(VmRuntime runtime, String image, boolean dryRun, String nerdctl, boolean capture)
-                implements Backend {
+        record Nerdctl(VmRuntime runtime, String image, boolean dryRun, String nerdctl, boolean capture,
+                       boolean gitReadOnly) implements Backend {
             public Nerdctl {
                 Objects.requireNonNull(runtime, "runtime");
                 Objects.requireNonNull(image, "image");
                 Objects.requireNonNull(nerdctl, "nerdctl");
+            }
+
+            /** With .git as the policy says. */
+            public Nerdctl(VmRuntime runtime, String image, boolean dryRun, String nerdctl, boolean capture) {
+                this(runtime, image, dryRun, nerdctl, capture, false);
             }
 
             /** With transparent capture. */

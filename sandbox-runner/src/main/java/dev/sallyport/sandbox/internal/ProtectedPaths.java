@@ -174,6 +174,16 @@ public final class ProtectedPaths {
             this.store = store;
         }
 
+        /** The folders bound writable onto themselves, shallowest first (mount them before {@link #readOnlyPaths}). */
+        public List<Path> pinnedPaths() {
+            return pinned;
+        }
+
+        /** The entries bound read-only onto themselves, in mount order. */
+        public List<Path> readOnlyPaths() {
+            return readOnly.stream().map(Entry::path).toList();
+        }
+
         /** Exclude lines for the file masks at the root, so a git inside does not offer to commit them. */
         public List<String> gitExcludes() {
             List<String> lines = new ArrayList<>();

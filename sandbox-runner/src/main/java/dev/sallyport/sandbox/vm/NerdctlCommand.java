@@ -130,6 +130,11 @@ public final class NerdctlCommand {
                 "--cpus", spec.limits().cpus()));
         argv.add("--mount");
         argv.add(bind(spec.workspace().toString(), GuestEnvironment.WORKSPACE, false));
+        for (NerdctlSpec.Guarded g : spec.guarded()) {
+            argv.add("--mount");
+            argv.add(bind(g.path().toString(), GuestEnvironment.WORKSPACE + "/" + spec.workspace().relativize(g.path()),
+                    g.readOnly()));
+        }
         argv.add("--mount");
         argv.add(bind(spec.trustBundle().toString(), GuestEnvironment.GUEST_BUNDLE, true));
         for (String distroBundle : GuestEnvironment.DISTRO_BUNDLES) {

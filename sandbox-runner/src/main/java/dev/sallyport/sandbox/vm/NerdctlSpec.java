@@ -24,16 +24,39 @@ import java.util.regex.Pattern;
  * @param limits          pids, memory, cpus
  * @param tty             allocate a terminal ({@code -t}); only when stdin is one
  * @param nerdctl         the nerdctl program (name on the PATH or absolute path)
+ * @param guarded         host folders and files inside the workspace mounted over it at their place in
+ *                        {@code /workspace}, in order: the pinned folders (writable, so they cannot be renamed away)
+ *                        then the protected entries (read-only): git's hooks and config, editor and agent configs
  */
 public record NerdctlSpec(SandboxNetwork network, VmRuntime runtime, String image, List<String> command,
                           Path workspace, UserIds user, Path trustBundle, /* @Nullable */ Path javaTrustStore,
-                          SequencedMap<String, String> secrets, ResourceLimits limits, boolean tty, String nerdctl) {
+                          SequencedMap<String, String> secrets, ResourceLimits limits, boolean tty, String nerdctl,
+                          List<Guarded> guarded) {
+
+    /** One mount over the workspace: {@code path} inside it on the host, read-only or pinned (writable). */
+    public record Guarded(Path path, boolean readOnly) {}
+
+    /** A spec without mounts over the workspace. */
+    public NerdctlSpec(SandboxNetwork network, VmRuntime runtime, String image, List<String> command,
+                       Path workspace, UserIds user, Path trustBundle, Path javaTrustStore,
+                       SequencedMap<String, String> secrets, ResourceLimits limits, boolean tty, String nerdctl) {
+        this(network, runtime, image, command, workspace, user, trustBundle, javaTrustStore, secrets, limits, tty,
+                nerdctl, List.of());
+    }
 
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
     public NerdctlSpec {
         command = List.copyOf(command);
         secrets = sortedCopy(secrets);
+        guarded = List.copyOf(guarded);
+        for (Guarded g : guarded) {
+            if (!g.path().normalize().startsWith(workspace) || g.path().normalize().equals(workspace)
+                    || g.path().toString().contains(",")) {
+                throw new IllegalArgumentException("guarded: " + g.path() + " (expected: a path inside the workspace "
+                        + workspace + " without ',')");
+            }
+        }
         if (image.isBlank() || image.startsWith("-") || image.chars().anyMatch(Character::isWhitespace)) {
             throw new IllegalArgumentException("image: '" + image + "' (expected: an image reference like debian:12)");
         }
@@ -74,19 +97,25 @@ public record NerdctlSpec(SandboxNetwork network, VmRuntime runtime, String imag
     /** The same spec with {@code secrets} (name to placeholder). */
     public NerdctlSpec withSecrets(Map<String, String> placeholders) {
         return new NerdctlSpec(network, runtime, image, command, workspace, user, trustBundle, javaTrustStore,
-                new TreeMap<>(placeholders), limits, tty, nerdctl);
+                new TreeMap<>(placeholders), limits, tty, nerdctl, guarded);
     }
 
     /** The same spec with a PKCS12 trust store for JVMs. */
     public NerdctlSpec withJavaTrustStore(Path store) {
         return new NerdctlSpec(network, runtime, image, command, workspace, user, trustBundle, store, secrets,
-                limits, tty, nerdctl);
+                limits, tty, nerdctl, guarded);
     }
 
     /** The same spec with other limits, tty and nerdctl program. */
     public NerdctlSpec with(ResourceLimits newLimits, boolean newTty, String newNerdctl) {
         return new NerdctlSpec(network, runtime, image, command, workspace, user, trustBundle, javaTrustStore,
-                secrets, newLimits, newTty, newNerdctl);
+                secrets, newLimits, newTty, newNerdctl, guarded);
+    }
+
+    /** The same spec with {@code mounts} over the workspace. */
+    public NerdctlSpec withGuarded(List<Guarded> mounts) {
+        return new NerdctlSpec(network, runtime, image, command, workspace, user, trustBundle, javaTrustStore,
+                secrets, limits, tty, nerdctl, mounts);
     }
 
     private static SequencedMap<String, String> sortedCopy(Map<String, String> map) {

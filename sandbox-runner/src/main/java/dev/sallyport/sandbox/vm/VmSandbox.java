@@ -3,6 +3,11 @@ package dev.sallyport.sandbox.vm;
 import dev.sallyport.policy.HostPort;
 import dev.sallyport.policy.LiteralAddresses;
 import dev.sallyport.proxy.ProxyOptions;
+import dev.sallyport.sandbox.Held;
+import dev.sallyport.sandbox.SandboxException;
+import dev.sallyport.sandbox.internal.AfterRunCheck;
+import dev.sallyport.sandbox.internal.HeldNames;
+import dev.sallyport.sandbox.internal.ProtectedPaths;
 import dev.sallyport.sandbox.internal.TrustFiles;
 import dev.sallyport.sandbox.net.SandboxNetwork;
 import java.io.IOException;
@@ -30,6 +35,26 @@ public final class VmSandbox {
     }
 
     /**
+     * How the workspace is guarded, the same way as in the process backend: with {@code gitWritable} every
+     * repository's {@code .git} is writable but for its hooks, config and redirections (mounted read-only over the
+     * workspace); the editor and agent configs are read-only; after the run the repositories made in it are
+     * neutralised and the tool configs named in {@code hold} (on top of the built-in table) are held back in
+     * {@code heldStore}.
+     */
+    public record Guard(boolean gitWritable, List<String> hold, Path heldStore) {
+        public Guard {
+            hold = List.copyOf(hold);
+            Objects.requireNonNull(heldStore, "heldStore");
+        }
+
+        /** .git writable, the built-in table, the state directory's store. */
+        public static Guard defaults() {
+            return new Guard(true, List.of(),
+                    dev.sallyport.policy.StateDirectory.resolve().resolve(dev.sallyport.sandbox.Held.FOLDER));
+        }
+    }
+
+    /**
      * What to run in the guest.
      *
      * @param runtime   kata, runc or runsc
@@ -42,10 +67,11 @@ public final class VmSandbox {
      * @param literals  whether TCP to literal addresses goes to the proxy too (the policy's
      *                  {@code network.literal_addresses})
      * @param capture   whether the guest's DNS and captured TCP go to the proxy at all (off: {@code --no-capture})
+     * @param guard     how the workspace is guarded: as the process backend does it ({@link Guard})
      */
     public record Workload(VmRuntime runtime, String image, List<String> command, Path workspace,
                            Map<String, String> secrets, boolean dryRun, String nerdctl, LiteralAddresses literals,
-                           boolean capture) {
+                           boolean capture, Guard guard) {
         public Workload {
             Objects.requireNonNull(runtime, "runtime");
             Objects.requireNonNull(image, "image");
@@ -54,6 +80,14 @@ public final class VmSandbox {
             secrets = Map.copyOf(secrets);
             Objects.requireNonNull(nerdctl, "nerdctl");
             Objects.requireNonNull(literals, "literals");
+            Objects.requireNonNull(guard, "guard");
+        }
+
+        /** A workload with the default guard ({@link Guard#defaults()}). */
+        public Workload(VmRuntime runtime, String image, List<String> command, Path workspace,
+                        Map<String, String> secrets, boolean dryRun, String nerdctl, LiteralAddresses literals,
+                        boolean capture) {
+            this(runtime, image, command, workspace, secrets, dryRun, nerdctl, literals, capture, Guard.defaults());
         }
 
         /** A workload whose literal addresses are not captured ({@link LiteralAddresses#NO_ROUTE}). */
@@ -99,6 +133,15 @@ public final class VmSandbox {
     public static int run(Workload workload, byte[] caPem, PrintStream out, ProxyHook proxy)
             throws IOException, VmRunException {
         Path trustDir = trustFiles(caPem, workload.dryRun());
+        ProtectedPaths.Plan plan;
+        try {
+            plan = ProtectedPaths.prepare(workload.workspace(), workload.guard().gitWritable(),
+                    HeldNames.with(workload.guard().hold()), Held.of(workload.guard().heldStore(),
+                            workload.workspace()));
+        } catch (SandboxException e) {
+            deleteTree(trustDir);
+            throw new VmRunException(e.getMessage(), e);
+        }
         try {
             SandboxNetwork network = SandboxNetwork.allocate(PROXY_PORT).withLiterals(workload.literals())
                     .withCapture(workload.capture());
@@ -107,12 +150,29 @@ public final class VmSandbox {
                             trustDir.resolve(TrustFiles.BUNDLE))
                     .withJavaTrustStore(trustDir.resolve(TrustFiles.P12))
                     .withSecrets(workload.secrets())
-                    .with(ResourceLimits.DEFAULTS, isTerminal(), workload.nerdctl());
+                    .with(ResourceLimits.DEFAULTS, isTerminal(), workload.nerdctl())
+                    .withGuarded(guarded(plan));
             return VmRunner.run(spec, workload.dryRun(), out, proxy);
         } finally {
+            // a dry run started nothing: only the masks go; a run is checked once the guest is gone
+            List<String> lines = workload.dryRun() ? removeMasks(plan) : AfterRunCheck.run(plan);
+            lines.forEach(line -> out.println("sallyport: " + line));
             out.flush();
             deleteTree(trustDir);
         }
+    }
+
+    /** The plan's mounts over the workspace: the pinned folders, then the read-only entries. */
+    static List<NerdctlSpec.Guarded> guarded(ProtectedPaths.Plan plan) {
+        List<NerdctlSpec.Guarded> out = new java.util.ArrayList<>();
+        plan.pinnedPaths().forEach(p -> out.add(new NerdctlSpec.Guarded(p, false)));
+        plan.readOnlyPaths().forEach(p -> out.add(new NerdctlSpec.Guarded(p, true)));
+        return out;
+    }
+
+    private static List<String> removeMasks(ProtectedPaths.Plan plan) {
+        ProtectedPaths.removeMasks(plan);
+        return List.of();
     }
 
     /** The CA bundle and Java trust store, in a root-owned folder under /run that containerd can read. */
