@@ -17,6 +17,7 @@ import dev.sallyport.policy.Policy;
 import dev.sallyport.policy.StateDirectory;
 import dev.sallyport.sandbox.ResourceLimits;
 import dev.sallyport.sandbox.SandboxRun;
+import dev.sallyport.sandbox.ScratchFolders;
 import dev.sallyport.sandbox.StartTrace;
 import dev.sallyport.sandbox.WritableFolders;
 import dev.sallyport.sandbox.vm.VmRuntime;
@@ -76,6 +77,11 @@ public final class RunCommand implements Callable<Integer> {
     @Option(names = "--allow-write", paramLabel = "PATH", split = ",",
             description = "process backend: also let COMMAND write this host path (e.g. a tool's cache folder).")
     List<Path> allowWrite = new ArrayList<>();
+
+    @Option(names = "--scratch", paramLabel = "PATH", split = ",",
+            description = "process backend: show this host folder writable, every change thrown away after the run "
+                    + "(e.g. a tool's config folder it must write to start).")
+    List<Path> scratch = new ArrayList<>();
 
     @Option(names = "--proxy", paramLabel = "HOST:PORT", description = "Use this running proxy instead of starting one.")
     String proxyAddress;
@@ -167,6 +173,7 @@ public final class RunCommand implements Callable<Integer> {
                 ResourceLimits limits = limits();
                 Optional<Path> caches = packageCache ? Optional.of(StateDirectory.resolve()) : Optional.empty();
                 Path startupCache = StateDirectory.resolve().resolve("startup");
+                List<Path> scratchFolders = checkedScratch("--scratch", scratch, workspace);
                 run.proxy(proxy(policy, workspace)).backend(new SandboxRun.Backend.Process(sandbox -> {
                     sandbox.limits(limits).requireLandlock(requireLandlock).gitWritable(gitWritable)
                             .hostEnv(System.getenv()).startupCache(startupCache);
@@ -174,6 +181,7 @@ public final class RunCommand implements Callable<Integer> {
                     passEnv.forEach(sandbox::passEnv);
                     allowRead.forEach(sandbox::readOnly);
                     allowWrite.forEach(sandbox::readWrite);
+                    scratchFolders.forEach(sandbox::scratch);
                 }, !noCapture));
             }
             // the VM backend starts its own proxy on the sandbox network's gateway, audited where the policy says, or
@@ -272,6 +280,22 @@ public final class RunCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new UsageException("--runtime: '" + runtime + "' (expected: kata, runc or runsc)");
         }
+    }
+
+    /**
+     * {@code paths} (from {@code field}: {@code --scratch}, or a policy key) checked as scratch folders of a run in
+     * {@code workspace} ({@link ScratchFolders#check}); a bad one is a usage error in one line naming {@code field}.
+     */
+    private static List<Path> checkedScratch(String field, List<Path> paths, Path workspace) {
+        Path home = Path.of(System.getProperty("user.home"));
+        for (Path p : paths) {
+            try {
+                ScratchFolders.check(field, p, workspace, home, StateDirectory.resolve());
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(e.getMessage());
+            }
+        }
+        return List.copyOf(paths);
     }
 
     /** The run; a secret the policy does not have is a usage error naming {@code --secret}. */
