@@ -18,6 +18,7 @@ import dev.sallyport.policy.SandboxSettings;
 import dev.sallyport.policy.StateDirectory;
 import dev.sallyport.sandbox.ResourceLimits;
 import dev.sallyport.sandbox.SandboxRun;
+import dev.sallyport.sandbox.ScratchFolders;
 import dev.sallyport.sandbox.StartTrace;
 import dev.sallyport.sandbox.WritableFolders;
 import dev.sallyport.sandbox.vm.VmRuntime;
@@ -77,6 +78,11 @@ public final class RunCommand implements Callable<Integer> {
     @Option(names = "--allow-write", paramLabel = "PATH", split = ",",
             description = "process backend: also let COMMAND write this host path (e.g. a tool's cache folder).")
     List<Path> allowWrite = new ArrayList<>();
+
+    @Option(names = "--scratch", paramLabel = "PATH", split = ",",
+            description = "process backend: show this host folder writable, every change thrown away after the run "
+                    + "(e.g. a tool's config folder it must write to start).")
+    List<Path> scratch = new ArrayList<>();
 
     @Option(names = "--proxy", paramLabel = "HOST:PORT", description = "Use this running proxy instead of starting one.")
     String proxyAddress;
@@ -173,6 +179,12 @@ public final class RunCommand implements Callable<Integer> {
                 ResourceLimits limits = limits();
                 Optional<Path> caches = packageCache ? Optional.of(StateDirectory.resolve()) : Optional.empty();
                 Path startupCache = StateDirectory.resolve().resolve("startup");
+                List<Path> scratchFolders = new ArrayList<>(checkedScratch("--scratch", scratch, workspace));
+                for (Path p : checkedScratch("sandbox.scratch", policyScratch(policy), workspace)) {
+                    if (!scratchFolders.contains(p)) {
+                        scratchFolders.add(p);
+                    }
+                }
                 run.proxy(proxy(policy, workspace)).backend(new SandboxRun.Backend.Process(sandbox -> {
                     sandbox.limits(limits).requireLandlock(requireLandlock)
                             .gitWritable(!gitReadOnly && policy.sandbox().git() == SandboxSettings.GitAccess.WRITABLE)
@@ -182,12 +194,19 @@ public final class RunCommand implements Callable<Integer> {
                     passEnv.forEach(sandbox::passEnv);
                     allowRead.forEach(sandbox::readOnly);
                     allowWrite.forEach(sandbox::readWrite);
+                    scratchFolders.forEach(sandbox::scratch);
                 }, !noCapture));
             }
             // the VM backend starts its own proxy on the sandbox network's gateway, audited where the policy says, or
             // with --proxy registers with a shared one and relays to it from the gateway
-            case "nerdctl" -> run.proxy(proxyAddress == null ? new SandboxRun.ProxyMode.Own(Optional.empty())
+            case "nerdctl" -> {
+                if (!scratch.isEmpty()) {
+                    throw new UsageException("--scratch: not with --backend nerdctl (expected: the process backend; "
+                            + "the VM's home folder is its own tmpfs, writable and thrown away already)");
+                }
+                run.proxy(proxyAddress == null ? new SandboxRun.ProxyMode.Own(Optional.empty())
                     .withPlaceholderKeysIn(StateDirectory.resolve()) : attachedVm(policy, workspace)).backend(nerdctl());
+            }
             default -> throw new UsageException("--backend: '" + backend + "' (expected: process or nerdctl)");
         }
         var cli = spec.commandLine();
@@ -281,6 +300,38 @@ public final class RunCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new UsageException("--runtime: '" + runtime + "' (expected: kata, runc or runsc)");
         }
+    }
+
+    /**
+     * The policy's {@code sandbox.scratch} folders that exist on this host ({@code ~/} is the home folder): one that
+     * does not exist has nothing to show, and the tool that wants it can make it in the sandbox's own home.
+     */
+    private static List<Path> policyScratch(Policy policy) {
+        Path home = Path.of(System.getProperty("user.home"));
+        List<Path> out = new ArrayList<>();
+        for (String item : policy.sandbox().scratch()) {
+            Path p = item.startsWith("~/") ? home.resolve(item.substring(2)) : Path.of(item);
+            if (Files.exists(p)) {
+                out.add(p.normalize());
+            }
+        }
+        return out;
+    }
+
+    /**
+     * {@code paths} (from {@code field}: {@code --scratch}, or a policy key) checked as scratch folders of a run in
+     * {@code workspace} ({@link ScratchFolders#check}); a bad one is a usage error in one line naming {@code field}.
+     */
+    private static List<Path> checkedScratch(String field, List<Path> paths, Path workspace) {
+        Path home = Path.of(System.getProperty("user.home"));
+        for (Path p : paths) {
+            try {
+                ScratchFolders.check(field, p, workspace, home, StateDirectory.resolve());
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(e.getMessage());
+            }
+        }
+        return List.copyOf(paths);
     }
 
     /** The run; a secret the policy does not have is a usage error naming {@code --secret}. */

@@ -184,6 +184,32 @@ class RunCommandTest {
     }
 
     @Test
+    void aScratchFolderIsWritableInsideAndUnchangedAfterAndAMissingOneIsAUsageErrorInOneLine() throws Exception {
+        Path workspace = Files.createDirectories(dir.resolve("ws"));
+        Path config = Files.createDirectories(dir.resolve("tool-config"));
+        Files.writeString(config.resolve("settings.json"), "host\n");
+        String script = "cat " + config + "/settings.json > seen.txt; echo sandbox > " + config + "/settings.json"
+                + " && echo '*' > " + config + "/.gitignore && echo wrote > wrote.txt";
+        ExternalProcess.Result run = CliProcess.run(Map.of("SALLYPORT_HOME", dir.resolve("state").toString()),
+                Duration.ofSeconds(180), "run", "--workdir", workspace.toString(), "--scratch", config.toString(),
+                "--", "sh", "-c", script);
+        assertThat(run.exit()).as(run.stderr()).isZero();
+        assertThat(workspace.resolve("seen.txt")).hasContent("host");
+        assertThat(workspace.resolve("wrote.txt")).hasContent("wrote");
+        assertThat(config.resolve("settings.json")).hasContent("host");
+        try (var entries = Files.list(config)) {
+            assertThat(entries.toList()).containsExactly(config.resolve("settings.json"));
+        }
+
+        Path missing = dir.resolve("no-such-folder");
+        CliRun refused = CliRun.of("run", "--workdir", workspace.toString(), "--scratch", missing.toString(), "--",
+                "true");
+        assertThat(refused.exit()).isEqualTo(2);
+        assertThat(refused.err()).isEqualTo("sallyport: --scratch " + missing + ": does not exist (expected: an "
+                + "existing folder)\n");
+    }
+
+    @Test
     void aPolicyThatIsNotARegularFileIsRefusedInOneLine() {
         // the run's proxy reads its policy again to follow edits: a pipe or device would hang it at start
         CliRun run = CliRun.of("run", "--policy", "/dev/null", "--workdir", dir.toString(), "--", "true");

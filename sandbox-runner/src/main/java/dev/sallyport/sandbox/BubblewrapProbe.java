@@ -22,6 +22,11 @@ public final class BubblewrapProbe {
             return major > 0 || minor >= 8;
         }
 
+        /** {@code --overlay-src} and {@code --tmp-overlay} exist since bubblewrap 0.9.0. */
+        public boolean supportsOverlay() {
+            return major > 0 || minor >= 9;
+        }
+
         /** {@code --size} for a tmpfs exists since bubblewrap 0.7.0. */
         public boolean supportsSize() {
             return major > 0 || minor >= 7;

@@ -22,6 +22,7 @@ import dev.sallyport.sandbox.internal.RelayBudget;
 import dev.sallyport.sandbox.internal.ResizeSignal;
 import dev.sallyport.sandbox.internal.RootDrop;
 import dev.sallyport.sandbox.internal.SandboxEnvironment;
+import dev.sallyport.sandbox.internal.ScratchMounts;
 import dev.sallyport.sandbox.internal.SeccompFilter;
 import dev.sallyport.sandbox.internal.TrustFiles;
 import dev.sallyport.sandbox.internal.WorkloadUser;
@@ -94,12 +95,20 @@ public final class ProcessSandbox {
      * sandbox as an older kernel would build it.
      */
     static RunningSandbox start(SandboxSpec requested, Stdio stdio, int landlockAbiCap) throws SandboxException {
+        return start(requested, stdio, landlockAbiCap, ScratchMounts.Choice.OVERLAY_WHERE_IT_WORKS);
+    }
+
+    /** {@link #start(SandboxSpec, Stdio, int)} showing the scratch folders as {@code scratchChoice} says. */
+    static RunningSandbox start(SandboxSpec requested, Stdio stdio, int landlockAbiCap,
+                                ScratchMounts.Choice scratchChoice) throws SandboxException {
         BubblewrapProbe.Bubblewrap bwrap = BubblewrapProbe.require();
         StartTrace.mark("bwrap found");
         checkWorkdir(requested);
+        Map<Path, Path> scratch = ScratchFolders.forRun(requested);
         List<Path> visible = new ArrayList<>(List.of(requested.workdir()));
         visible.addAll(requested.readOnly());
         visible.addAll(requested.readWrite());
+        visible.addAll(scratch.keySet());
         HomeTools.Plan tools = HomeTools.plan(requested.hostEnv(), requested.command().getFirst(),
                 requested.hostHome(), visible);
         SandboxSpec spec = withReadOnly(requested, tools.shown());
@@ -110,6 +119,7 @@ public final class ProcessSandbox {
         StartTrace.mark("protected paths prepared");
         List<Path> grants = new ArrayList<>(spec.readOnly());
         grants.addAll(spec.readWrite());
+        grants.addAll(scratch.values());
         List<Path> writable = new ArrayList<>(spec.readWrite());
         writable.add(spec.workdir());
         spec.packageCaches().ifPresent(writable::add);
@@ -149,6 +159,10 @@ public final class ProcessSandbox {
                 return null;
             });
             Files.writeString(mounted.resolve("hosts"), "127.0.0.1 localhost\n::1 localhost\n");
+            // copies into the runtime folder before a root drop hands it to the command's uid
+            List<ScratchMounts.Mount> scratchMounts = ScratchMounts.prepare(bwrap, prefix, user, scratchChoice,
+                    scratch, root, spec.limits().tmpfsBytes());
+            StartTrace.mark("scratch folders prepared");
             HostAccounts.write(mounted, user, spec.hostHome());
             String run = BwrapCommand.RUN_DIR;
             List<String> seeds = new ArrayList<>();
@@ -192,10 +206,11 @@ public final class ProcessSandbox {
                     ? RootDrop.prepare(spec, dropped, root, classes(), javaHome) : RootDrop.none(classes());
             StartTrace.mark("root drop prepared");
             List<String> warnings = new ArrayList<>();
-            List<Path> hostSockets = HostSockets.cover(plan, grantSockets);
+            List<Path> hostSockets = ScratchFolders.shownAt(HostSockets.cover(plan, grantSockets), scratch);
             StartTrace.mark("host sockets found");
             List<String> argv = launcher(bwrap, spec, plan, new BwrapCommand.Layout(mounted, drop.classes(), javaHome,
-                    Optional.empty(), hostSockets, drop.sources(), caches, capture.isPresent(), Background.join(etc)),
+                    Optional.empty(), hostSockets, drop.sources(), caches, capture.isPresent(), Background.join(etc),
+                    scratchMounts),
                     seccomp, limits, user, drop, capture, warnings);
             StartTrace.mark("argv built");
             ProcessBuilder pb = new ProcessBuilder(argv).redirectInput(stdio.in()).redirectOutput(stdio.out())
@@ -263,7 +278,7 @@ public final class ProcessSandbox {
                 : Optional.empty();
         List<String> command = BwrapCommand.build(bwrap, spec, plan, new BwrapCommand.Layout(layout.runtime(),
                 layout.classes(), layout.javaHome(), ids, layout.hostSockets(), layout.sources(), layout.caches(),
-                layout.givenNetwork(), layout.etc()));
+                layout.givenNetwork(), layout.etc(), layout.scratch()));
         if (capture.isPresent()) {
             CaptureRules.Families families = Launcher.families(drop.prefix(), capture.get());
             command = Launcher.withInotifyShareAndCapture(spec.limits().inotifyInstances(),
@@ -328,6 +343,7 @@ public final class ProcessSandbox {
         List<String> paths = new ArrayList<>(List.of(spec.workdir().toString(), "/tmp", "/dev/shm",
                 spec.hostHome().toString()));
         spec.readWrite().forEach(p -> paths.add(p.toString()));
+        spec.scratch().forEach(p -> paths.add(p.toString()));
         caches.forEach(location -> paths.add(spec.hostHome().resolve(location).toString()));
         return paths;
     }
@@ -350,9 +366,10 @@ public final class ProcessSandbox {
         List<Path> readOnly = new ArrayList<>(spec.readOnly());
         readOnly.addAll(more);
         return new SandboxSpec(spec.command(), spec.workdir(), spec.proxy(), spec.caPem(), spec.passEnv(),
-                spec.placeholders(), readOnly, spec.readWrite(), spec.requireLandlock(), spec.gitWritable(),
-                spec.hostHome(), spec.hostEnv(), spec.insidePort(), spec.limits(), spec.packageCaches(), spec.capture(),
-                spec.identityToken(), spec.startupCache(), spec.hold(), spec.heldStore());
+                spec.placeholders(), readOnly, spec.readWrite(), spec.scratch(), spec.requireLandlock(),
+                spec.gitWritable(), spec.hostHome(), spec.hostEnv(), spec.insidePort(), spec.limits(),
+                spec.packageCaches(), spec.capture(), spec.identityToken(), spec.startupCache(), spec.hold(),
+                spec.heldStore());
     }
 
     private static void checkWorkdir(SandboxSpec spec) throws SandboxException {

@@ -23,6 +23,9 @@ import java.util.regex.Pattern;
  * @param placeholders     secret name to placeholder, set in the environment under the secret's name
  * @param readOnly         extra host paths visible read-only (e.g. a tool cache); under the home folder too
  * @param readWrite        extra host paths writable (e.g. {@code ~/.npm})
+ * @param scratch          host folders shown with their contents and writable inside, every change thrown away after
+ *                         the run (e.g. {@code ~/.config/opencode}, which a tool must write to start); checked and
+ *                         mounted by {@link ScratchFolders}
  * @param requireLandlock  fail closed unless the kernel enforces every protection: Landlock's file-system and TCP
  *                         rules (ABI >= 4) and host unix sockets kept out (ABI >= 9, or the connect supervisor)
  * @param gitWritable      let the command write {@code .git} (commit; the default); hooks and config stay read-only
@@ -48,8 +51,8 @@ import java.util.regex.Pattern;
  */
 public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress proxy, byte[] caPem,
                           List<String> passEnv, Map<String, String> placeholders, List<Path> readOnly,
-                          List<Path> readWrite, boolean requireLandlock, boolean gitWritable, Path hostHome,
-                          Map<String, String> hostEnv, int insidePort, ResourceLimits limits,
+                          List<Path> readWrite, List<Path> scratch, boolean requireLandlock, boolean gitWritable,
+                          Path hostHome, Map<String, String> hostEnv, int insidePort, ResourceLimits limits,
                           Optional<Path> packageCaches, Optional<Capture> capture, Optional<String> identityToken,
                           Optional<Path> startupCache, List<String> hold, Path heldStore) {
     /** The inside port used unless told otherwise. */
@@ -82,6 +85,7 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
         }
         readOnly = absolute(readOnly);
         readWrite = absolute(readWrite);
+        scratch = absolute(scratch);
         hostHome = Objects.requireNonNull(hostHome, "hostHome").toAbsolutePath().normalize();
         hostEnv = Map.copyOf(hostEnv);
         if (insidePort < 1 || insidePort > 65535) {
@@ -140,8 +144,9 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
     public String toString() {
         return "SandboxSpec[command=" + command + ", workdir=" + workdir + ", proxy=" + proxy + ", caPem="
                 + caPem.length + " bytes, passEnv=" + passEnv + ", secrets=" + placeholders.keySet() + ", readOnly="
-                + readOnly + ", readWrite=" + readWrite + ", requireLandlock=" + requireLandlock + ", gitWritable="
-                + gitWritable + ", hostHome=" + hostHome + ", insidePort=" + insidePort + ", limits=" + limits + ", packageCaches=" + packageCaches + ", capture=" + capture + ", identityToken="
+                + readOnly + ", readWrite=" + readWrite + ", scratch=" + scratch + ", requireLandlock=" + requireLandlock
+                + ", gitWritable=" + gitWritable + ", hostHome=" + hostHome + ", insidePort=" + insidePort + ", limits="
+                + limits + ", packageCaches=" + packageCaches + ", capture=" + capture + ", identityToken="
                 + (identityToken.isPresent() ? "hidden" : "none") + ", startupCache=" + startupCache + ", hold=" + hold
                 + ", heldStore=" + heldStore + "]";
     }
@@ -171,6 +176,7 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
         private final Map<String, String> placeholders = new LinkedHashMap<>();
         private final List<Path> readOnly = new ArrayList<>();
         private final List<Path> readWrite = new ArrayList<>();
+        private final List<Path> scratch = new ArrayList<>();
         private boolean requireLandlock;
         private boolean gitWritable = true;
         private final List<String> hold = new ArrayList<>();
@@ -208,6 +214,15 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
 
         public Builder readWrite(Path path) {
             readWrite.add(path);
+            return this;
+        }
+
+        /**
+         * Shows the host folder {@code path} writable inside, its changes thrown away after the run (an overlay, or a
+         * copy where bwrap cannot make one); see {@link ScratchFolders}.
+         */
+        public Builder scratch(Path path) {
+            scratch.add(path);
             return this;
         }
 
@@ -282,7 +297,7 @@ public record SandboxSpec(List<String> command, Path workdir, InetSocketAddress 
 
         public SandboxSpec build() {
             return new SandboxSpec(command, workdir, proxy, caPem, passEnv, placeholders, readOnly, readWrite,
-                    requireLandlock, gitWritable, hostHome, hostEnv, insidePort,
+                    scratch, requireLandlock, gitWritable, hostHome, hostEnv, insidePort,
                     limits != null ? limits : ResourceLimits.defaults(),
                     Optional.ofNullable(cacheState).map(state -> PackageCaches.folder(state, workdir)),
                     Optional.ofNullable(capture), Optional.ofNullable(identityToken), Optional.ofNullable(startupCache),

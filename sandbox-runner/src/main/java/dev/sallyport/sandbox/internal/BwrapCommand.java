@@ -14,9 +14,9 @@ import java.util.Optional;
 /**
  * Builds bwrap's argument list: the namespaces and process flags, then the mounts in an order where later
  * mounts win (system folders read-only, {@code /etc} from {@link EtcMounts}, {@code /proc} with {@link ProcMasks},
- * private {@code /tmp}, hidden home, the package caches, grants, the workspace, the folders pinned inside it and the
- * protected paths, the host sockets found in the workspace and the grants, the sandbox's own read-only files), then
- * the seccomp fd and the {@link Inside} JVM.
+ * private {@code /tmp}, hidden home, the package caches, grants, the scratch folders, the workspace, the folders
+ * pinned inside it and the protected paths, the host sockets found in the workspace and the grants, the sandbox's own
+ * read-only files), then the seccomp fd and the {@link Inside} JVM.
  */
 public final class BwrapCommand {
     /** Where the runtime folder (socket, launch file, trust files) appears inside. */
@@ -61,11 +61,14 @@ public final class BwrapCommand {
      * @param givenNetwork the launcher already made the sandbox's network namespace (with the capture rules,
      *                    {@link Launcher#withInotifyShareAndCapture}): bwrap keeps it instead of making an empty one
      * @param etc         the arguments that make the sandbox's {@code /etc}, {@link #etc(Path)}
+     * @param scratch     the scratch folders, each an overlay or a copy ({@link ScratchMounts})
      */
     public record Layout(Path runtime, Path classes, Path javaHome, Optional<Ids> keepIds, List<Path> hostSockets,
-                         Map<Path, Path> sources, Map<String, Path> caches, boolean givenNetwork, List<String> etc) {
+                         Map<Path, Path> sources, Map<String, Path> caches, boolean givenNetwork, List<String> etc,
+                         List<ScratchMounts.Mount> scratch) {
         public Layout {
             etc = List.copyOf(etc);
+            scratch = List.copyOf(scratch);
             hostSockets = List.copyOf(hostSockets);
             sources = Map.copyOf(sources);
             caches = Map.copyOf(caches);
@@ -129,6 +132,14 @@ public final class BwrapCommand {
         for (Path p : spec.readWrite()) {
             existing("--allow-write", p);
             c.add("--bind", c.source(p), p.toString());
+        }
+        for (ScratchMounts.Mount m : layout.scratch()) {
+            // the host folder under a tmpfs that goes with the sandbox, or the run's copy of it: nothing reaches the host
+            switch (m) {
+                case ScratchMounts.Overlay o -> c.add("--overlay-src", o.source().toString(), "--tmp-overlay",
+                        o.target().toString());
+                case ScratchMounts.Copied k -> c.add("--bind", k.copy().toString(), k.target().toString());
+            }
         }
         c.add("--bind", c.source(spec.workdir()), spec.workdir().toString());
         for (Path pinned : plan.pinned) {

@@ -97,7 +97,7 @@ public final class EtcMounts {
             String name = entry.getFileName().toString();
             String inside = ETC.resolve(name).toString();
             boolean link = Files.isSymbolicLink(entry);
-            if (OWN.contains(name) || masked.contains(entry) || !link && deniedByName(name)) {
+            if (OWN.contains(name) || masked.contains(entry) || (!link && deniedByName(name))) {
                 continue;
             }
             if (link) {
