@@ -69,7 +69,7 @@ public final class ScratchMounts {
                 mounts.add(new Overlay(source, f.getKey()));
             } else {
                 Path copy = runtime.resolve("scratch-" + mounts.size());
-                copy(source, copy, left, budget, bwrap);
+                copy(source, copy, left, budget, bwrap, user);
                 mounts.add(new Copied(copy, f.getKey()));
             }
         }
@@ -143,13 +143,19 @@ public final class ScratchMounts {
 
     /**
      * Copies the folder {@code source} to {@code copy} without following links: folders, files (with their modes and
-     * times) and links; sockets, pipes and devices are left out. Fails once {@code left[0]} bytes are used up.
+     * times) and links; sockets, pipes and devices are left out, and so is what the command's {@code user} could not
+     * read on the host (the runner may be root: the copy is handed to that user). Fails once {@code left[0]} bytes
+     * are used up.
      */
-    static void copy(Path source, Path copy, long[] left, long budget, Bubblewrap bwrap) throws SandboxException {
+    static void copy(Path source, Path copy, long[] left, long budget, Bubblewrap bwrap, WorkloadUser user)
+            throws SandboxException {
         try {
             Files.walkFileTree(source, new SimpleFileVisitor<>() {
                 @Override
                 public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
+                    if (!dir.equals(source) && !readableBy(user, dir, true)) {
+                        return FileVisitResult.SKIP_SUBTREE;
+                    }
                     Files.createDirectory(copy.resolve(source.relativize(dir).toString()),
                             PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
                     return FileVisitResult.CONTINUE;
@@ -160,7 +166,7 @@ public final class ScratchMounts {
                     Path to = copy.resolve(source.relativize(file).toString());
                     if (attrs.isSymbolicLink()) {
                         Files.createSymbolicLink(to, Files.readSymbolicLink(file));
-                    } else if (attrs.isRegularFile()) {
+                    } else if (attrs.isRegularFile() && readableBy(user, file, false)) {
                         left[0] -= attrs.size();
                         if (left[0] < 0) {
                             throw new TooBig();
@@ -189,6 +195,23 @@ public final class ScratchMounts {
             throw new SandboxException("scratch " + source + ": cannot copy it: " + e.getClass().getSimpleName() + " "
                     + e.getMessage() + " (expected: a folder whose files the runner can read)", e);
         }
+    }
+
+    /**
+     * Whether {@code user} could read {@code path} on the host (and list it, for a folder) by its owner, group and
+     * mode; supplementary groups are not counted, so a file only they open is left out. Any user the runner runs
+     * as itself reads what the runner reads.
+     */
+    static boolean readableBy(WorkloadUser user, Path path, boolean folder) throws IOException {
+        if (!(user instanceof WorkloadUser.Dropped)) {
+            return true;
+        }
+        int mode = (Integer) Files.getAttribute(path, "unix:mode", LinkOption.NOFOLLOW_LINKS);
+        int uid = (Integer) Files.getAttribute(path, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+        int gid = (Integer) Files.getAttribute(path, "unix:gid", LinkOption.NOFOLLOW_LINKS);
+        int shift = uid == user.uid() ? 6 : gid == user.gid() ? 3 : 0;
+        int need = folder ? 05 : 04;
+        return ((mode >> shift) & need) == need;
     }
 
     /** The mode (the owner keeps write access to folders, so a copy can be filled and removed) and time. */
