@@ -140,11 +140,12 @@ public final class Held {
         }
         switch (item.kind()) {
             case CHANGE -> {
-                Files.createDirectories(target.getParent());
+                createFolders(workspace, target);
                 Path temp = Files.createTempFile(target.getParent(), ".sallyport-accept-", ".tmp");
                 try {
                     Files.copy(stored(item.path()), temp, StandardCopyOption.REPLACE_EXISTING);
                     Files.setPosixFilePermissions(temp, permissions(item.mode()));
+                    ownLike(temp, Files.exists(target, LinkOption.NOFOLLOW_LINKS) ? target : target.getParent());
                     try {
                         Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
                     } catch (AtomicMoveNotSupportedException e) {
@@ -228,6 +229,38 @@ public final class Held {
                     Integer.parseInt(parts[1], 8), parts.length > 2 ? parts[2] : "");
         } catch (RuntimeException e) {
             throw new IOException("held store: entry '" + path + "' reads '" + value + "' (expected: KIND MODE WHY)", e);
+        }
+    }
+
+    /**
+     * Gives {@code target} the owner and group of {@code like} (links not followed): what a root runner writes into
+     * a user's workspace stays the user's. Nothing to do, and nothing done, when they already match.
+     */
+    public static void ownLike(Path target, Path like) throws IOException {
+        own(target, (Integer) Files.getAttribute(like, "unix:uid", LinkOption.NOFOLLOW_LINKS),
+                (Integer) Files.getAttribute(like, "unix:gid", LinkOption.NOFOLLOW_LINKS));
+    }
+
+    /** Gives {@code target} the owner {@code uid} and group {@code gid} unless it has them. */
+    public static void own(Path target, int uid, int gid) throws IOException {
+        if ((Integer) Files.getAttribute(target, "unix:uid", LinkOption.NOFOLLOW_LINKS) != uid) {
+            Files.setAttribute(target, "unix:uid", uid, LinkOption.NOFOLLOW_LINKS);
+        }
+        if ((Integer) Files.getAttribute(target, "unix:gid", LinkOption.NOFOLLOW_LINKS) != gid) {
+            Files.setAttribute(target, "unix:gid", gid, LinkOption.NOFOLLOW_LINKS);
+        }
+    }
+
+    /** Creates the folders above {@code file} up to {@code top}, each owned like the one above it. */
+    public static void createFolders(Path top, Path file) throws IOException {
+        List<Path> missing = new ArrayList<>();
+        for (Path dir = file.getParent(); !dir.equals(top) && !Files.exists(dir, LinkOption.NOFOLLOW_LINKS);
+             dir = dir.getParent()) {
+            missing.addFirst(dir);
+        }
+        for (Path dir : missing) {
+            Files.createDirectory(dir);
+            ownLike(dir, dir.getParent());
         }
     }
 

@@ -222,6 +222,7 @@ final class GitNeutraliser {
         try {
             Files.deleteIfExists(file);
             Files.writeString(file, text, StandardCharsets.UTF_8, StandardOpenOption.CREATE_NEW);
+            Held.ownLike(file, file.getParent());     // the repository's owner, not a root runner
         } catch (IOException e) {
             lines.add(file + ": NOT rewritten: " + e.getMessage() + "; delete it before running git in that folder");
         }

@@ -30,7 +30,7 @@ final class HeldConfigs {
      * the target of a symbolic link (null for a file).
      */
     private record Original(Path path, byte[] content, int mode, long size, long modified, HeldNames.Name name,
-                            String link) {}
+                            String link, int uid, int gid) {}
 
     private final Path workspace;
     private final Map<String, Original> originals;
@@ -55,7 +55,7 @@ final class HeldConfigs {
             try {
                 if (f.isLink()) {
                     originals.put(workspace.relativize(f.path()).toString(), new Original(f.path(), null, 0, 0, 0,
-                            f.held(), Files.readSymbolicLink(f.path()).toString()));
+                            f.held(), Files.readSymbolicLink(f.path()).toString(), 0, 0));
                     continue;
                 }
                 if ((f.mode() & WorkspaceScan.S_IFMT) != WorkspaceScan.S_IFREG) {
@@ -65,7 +65,9 @@ final class HeldConfigs {
                 byte[] content = size <= MAX_BYTES ? readAtMost(f.path()) : null;
                 originals.put(workspace.relativize(f.path()).toString(), new Original(f.path(), content,
                         f.mode() & 07777, size, Files.getLastModifiedTime(f.path(), LinkOption.NOFOLLOW_LINKS)
-                        .toMillis(), f.held(), null));
+                        .toMillis(), f.held(), null,
+                        (Integer) Files.getAttribute(f.path(), "unix:uid", LinkOption.NOFOLLOW_LINKS),
+                        (Integer) Files.getAttribute(f.path(), "unix:gid", LinkOption.NOFOLLOW_LINKS)));
             } catch (IOException e) {
                 // gone since the walk: nothing to keep
             }
@@ -169,11 +171,12 @@ final class HeldConfigs {
                     return "; the original is NOT restored (" + dir + " is no longer a folder)";
                 }
             }
-            Files.createDirectories(before.path().getParent());
+            Held.createFolders(workspace, before.path());
             Files.deleteIfExists(before.path());
             Files.write(before.path(), before.content(), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
                     LinkOption.NOFOLLOW_LINKS);
             Files.setPosixFilePermissions(before.path(), Held.permissions(before.mode()));
+            Held.own(before.path(), before.uid(), before.gid());
             return "; the original is back";
         } catch (IOException e) {
             return "; the original is NOT restored: " + e.getMessage();
