@@ -72,7 +72,7 @@ public final class AcceptCommand implements Callable<Integer> {
             out.println("nothing held back for " + workspace);
             return 0;
         }
-        Console console = System.console();
+        Console console = terminal();
         int failed = 0;
         int left = 0;
         for (Held.Item item : items) {
@@ -124,6 +124,13 @@ public final class AcceptCommand implements Callable<Integer> {
             out.add(item);
         }
         return out;
+    }
+
+    /** The console when stdin and stdout are a terminal, else null (no one to ask). */
+    @SuppressWarnings("SystemConsoleNull")     // isTerminal() decides; null is a JVM without any console
+    private static Console terminal() {
+        Console console = System.console();
+        return console != null && console.isTerminal() ? console : null;
     }
 
     private static boolean ask(Console console, Held.Item item) {

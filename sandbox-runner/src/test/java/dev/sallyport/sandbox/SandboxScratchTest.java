@@ -57,7 +57,7 @@ class SandboxScratchTest {
                 "echo pwned > key 2>/dev/null; echo \"through-link=$?\"",
                 "echo \"now=$(cat opencode.json) $(cat .gitignore)\"",
                 "awk -v s=" + config + " '$5 == s { print \"root=\" $4 }' /proc/self/mountinfo");
-        Fixture.Run r = run(f, f.spec(script).scratch(config).build(), choice);
+        Fixture.Run r = run(f.spec(script).scratch(config).build(), choice);
         assertThat(r.exit()).as(r.err()).isZero();
         assertThat(r.out()).as(r.err()).contains("read={\"theme\": \"host\"}", "agent=host agent", "changed=ok",
                 "created=ok", "mkdir=ok", "removed=ok", "now={\"theme\": \"sandbox\"} *")
@@ -116,7 +116,7 @@ class SandboxScratchTest {
         return ScratchMounts.overlayWorks(BubblewrapProbe.require(), List.of(), new WorkloadUser.Caller(uid, gid));
     }
 
-    private static Fixture.Run run(Fixture f, SandboxSpec spec, ScratchMounts.Choice choice) throws Exception {
+    private static Fixture.Run run(SandboxSpec spec, ScratchMounts.Choice choice) throws Exception {
         try (SandboxSession session = new SandboxSession(ProcessSandbox.start(spec, Stdio.pipes(), Integer.MAX_VALUE,
                 choice))) {
             return session.finish();
