@@ -170,9 +170,9 @@ class SandboxBehaviourTest {
 
     @Test
     void aSymlinkedProtectedPathIsRefused() throws Exception {
-        Files.createSymbolicLink(f.workspace.resolve(".envrc"), tmp.resolve("elsewhere"));
+        Files.createSymbolicLink(f.workspace.resolve(".mcp.json"), tmp.resolve("elsewhere"));
         assertThatThrownBy(() -> ProcessSandbox.start(f.spec("true").build(), Stdio.pipes()))
-                .isInstanceOf(SandboxException.class).hasMessageContaining(".envrc is a symbolic link");
+                .isInstanceOf(SandboxException.class).hasMessageContaining(".mcp.json is a symbolic link");
     }
 
     @Test
