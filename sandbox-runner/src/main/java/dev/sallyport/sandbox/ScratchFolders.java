@@ -81,7 +81,7 @@ public final class ScratchFolders {
                             + "not of a kernel file system)");
                 }
             }
-            if (real(hostHome).startsWith(p) || hostHome.toAbsolutePath().normalize().startsWith(p)) {
+            if (WritableFolders.real(hostHome).startsWith(p) || hostHome.toAbsolutePath().normalize().startsWith(p)) {
                 throw new IllegalArgumentException(shown + "holds the home folder " + hostHome + " (expected: a "
                         + "folder in the home or elsewhere; the home inside is an empty tmpfs)");
             }
@@ -151,7 +151,7 @@ public final class ScratchFolders {
 
     /** How the scratch folder (at {@code target}, really {@code source}) overlaps {@code other}, if it does. */
     private static Optional<String> overlap(Path target, Path source, Path other, String what) {
-        List<Path> others = List.of(other.toAbsolutePath().normalize(), real(other));
+        List<Path> others = List.of(other.toAbsolutePath().normalize(), WritableFolders.real(other));
         for (Path p : List.of(target, source)) {
             for (Path o : others) {
                 if (p.equals(o)) {
@@ -166,18 +166,5 @@ public final class ScratchFolders {
             }
         }
         return Optional.empty();
-    }
-
-    /** {@code p} with the links of its longest existing part resolved. */
-    private static Path real(Path p) {
-        Path absolute = p.toAbsolutePath().normalize();
-        for (Path existing = absolute; existing != null; existing = existing.getParent()) {
-            try {
-                return existing.toRealPath().resolve(existing.relativize(absolute));
-            } catch (IOException e) {
-                // not there (yet): try the folder above
-            }
-        }
-        return absolute;
     }
 }

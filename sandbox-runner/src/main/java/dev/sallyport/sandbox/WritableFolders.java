@@ -18,7 +18,7 @@ public final class WritableFolders {
     }
 
     /** {@code p} with the links of its longest existing part resolved. */
-    private static Path real(Path p) {
+    static Path real(Path p) {
         Path absolute = p.toAbsolutePath().normalize();
         for (Path existing = absolute; existing != null; existing = existing.getParent()) {
             try {
