@@ -40,11 +40,6 @@ final class HeldConfigs {
         this.originals = Map.copyOf(originals);
     }
 
-    /** Nothing held (a workspace without the names, or a test without a store). */
-    static HeldConfigs none(Path workspace) {
-        return new HeldConfigs(workspace, Map.of());
-    }
-
     /** Reads the regular files among {@code found} that carry a held name. */
     static HeldConfigs snapshot(Path workspace, List<Found> found) {
         Map<String, Original> originals = new LinkedHashMap<>();
@@ -73,11 +68,6 @@ final class HeldConfigs {
             }
         }
         return new HeldConfigs(workspace, originals);
-    }
-
-    /** The relative paths read at the start (their keys are not mounts, so the check after the run skips nothing). */
-    int size() {
-        return originals.size();
     }
 
     /**
